@@ -1,0 +1,56 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module';
+import { BearerAuthGuard } from './auth/bearer-auth.guard';
+import { ListingModule } from './common/listing/listing.module';
+import { PageEnvelopeInterceptor } from './common/listing/page-envelope.interceptor';
+import { ProblemDetailsFilter } from './common/problem-details/problem-details.filter';
+import { QueryValidationPipe } from './common/validation/query-validation.pipe';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { buildDataSourceOptions } from './database/data-source-options';
+import { DemoDataBootstrap } from './database/demo-data.bootstrap';
+import { HealthModule } from './health/health.module';
+import { buildLoggerOptions } from './logging/logger-options';
+import { LoginActivitiesModule } from './login-activities/login-activities.module';
+import { UsersModule } from './users/users.module';
+
+/**
+ * The application, built from a validated configuration. Cross-cutting pieces are registered
+ * here, once: the bearer guard, the query validation pipe, the envelope interceptor and the
+ * problem-details filter.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, extraModules: DynamicModule['imports'] = []): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(buildLoggerOptions(config)),
+        TypeOrmModule.forRoot({
+          ...buildDataSourceOptions(config),
+          // Keep trying at boot in production (the database may start after us); fail fast in tests.
+          retryAttempts: config.env === 'test' ? 0 : 10,
+          retryDelay: 3000,
+        }),
+        DiscoveryModule,
+        ListingModule,
+        AuthModule,
+        HealthModule,
+        UsersModule,
+        LoginActivitiesModule,
+        ...extraModules,
+      ],
+      providers: [
+        DemoDataBootstrap,
+        { provide: APP_GUARD, useClass: BearerAuthGuard },
+        { provide: APP_PIPE, useClass: QueryValidationPipe },
+        { provide: APP_INTERCEPTOR, useClass: PageEnvelopeInterceptor },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,30 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+export const TOKEN_PREFIX = 'lsk_';
+/** `lsk_` and 32 random bytes in base64url: recognizable, 256 bits of entropy. */
+export const TOKEN_PATTERN = /^lsk_[A-Za-z0-9_-]{43}$/;
+
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** The part of a token shown by `token list`, enough to tell tokens apart and nothing more. */
+export function displayPrefix(token: string): string {
+  return token.slice(0, TOKEN_PREFIX.length + 6);
+}
+
+const DURATION = /^(\d{1,6})([smhdw])$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** Parses `90s`, `15m`, `12h`, `30d` or `2w` into milliseconds; null when it is not one. */
+export function parseDuration(text: string): number | null {
+  const match = DURATION.exec(text.trim());
+  if (!match) return null;
+  const amount = Number(match[1]);
+  if (amount === 0) return null;
+  return amount * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}

@@ -1,0 +1,38 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
+import { buildDataSourceOptions } from '../database/data-source-options';
+
+export class UsageError extends Error {}
+
+/**
+ * Opens the database the way the app does (same options object), always on the primary. On the
+ * embedded default it also applies pending migrations, so the CLIs work on a fresh clone.
+ */
+export async function openDataSource(
+  overrides: Partial<AppConfig['database']> = {},
+): Promise<{ dataSource: DataSource; config: AppConfig }> {
+  const loaded = loadConfig();
+  const config: AppConfig = {
+    ...loaded,
+    database: { ...loaded.database, replicaUrls: [], ...overrides },
+  };
+  const dataSource = new DataSource(buildDataSourceOptions(config));
+  await dataSource.initialize();
+  return { dataSource, config };
+}
+
+/** Runs a CLI's main function with clear messages and exit codes (2 for usage, 1 for failure). */
+export function runCli(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      if (error instanceof UsageError || error instanceof ConfigError) {
+        console.error(error.message);
+        process.exit(2);
+      }
+      console.error(error instanceof Error ? `error: ${error.message}` : error);
+      process.exit(1);
+    },
+  );
+}

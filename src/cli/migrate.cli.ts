@@ -1,0 +1,18 @@
+import { openDataSource, runCli } from './cli-support';
+
+/** Applies pending migrations to DATABASE_URL (or the embedded default). */
+async function main(): Promise<void> {
+  const { dataSource } = await openDataSource({ migrationsRun: false });
+  try {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    console.log(
+      applied.length
+        ? `applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`
+        : 'the schema is up to date',
+    );
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+runCli(main);

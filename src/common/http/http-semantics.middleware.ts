@@ -1,0 +1,43 @@
+import { HttpStatus } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { sendProblem } from '../problem-details/problem-details.filter';
+
+export const READ_METHODS = new Set(['GET', 'HEAD']);
+
+/**
+ * Answers what routing alone would get wrong: 405 (with `Allow`) for any write method on a route
+ * that exists, since the service writes nothing, and 406 when a `/v1` client accepts no JSON.
+ * `knownPaths` is filled once the routes are registered.
+ */
+export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
+  return (request: Request, response: Response, next: NextFunction) => {
+    const path = normalizePath(request.path);
+    if (!READ_METHODS.has(request.method) && knownPaths.has(path)) {
+      sendProblem(
+        request,
+        response,
+        HttpStatus.METHOD_NOT_ALLOWED,
+        `${request.method} is not allowed here: this service is read-only.`,
+        { headers: { Allow: 'GET, HEAD' } },
+      );
+      return;
+    }
+    if (
+      path.startsWith('/v1/') &&
+      !request.accepts(['application/json', 'application/problem+json'])
+    ) {
+      sendProblem(
+        request,
+        response,
+        HttpStatus.NOT_ACCEPTABLE,
+        'This route answers application/json only; the Accept header allows none of it.',
+      );
+      return;
+    }
+    next();
+  };
+}
+
+export function normalizePath(path: string): string {
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}

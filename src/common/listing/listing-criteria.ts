@@ -1,0 +1,103 @@
+import { ParameterError, ProblemException } from '../problem-details/problem.exception';
+import type { Principal } from '../auth/principal';
+import { ListingDefinition, SortDirection } from './listing-definition';
+import type { ListingQuery } from './listing-query.dto';
+
+export interface Condition {
+  /** SQL with named parameters, columns qualified with the alias `t`. */
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+/** What to select, independent of which page: the filters, the scope and the order. */
+export interface ListingCriteria {
+  conditions: Condition[];
+  sortColumn: string;
+  direction: SortDirection;
+}
+
+const escapeLike = (value: string) => value.replace(/[\\%_]/g, (char) => `\\${char}`);
+
+/**
+ * Turns a validated query and the caller's principal into criteria. The organization scope of the
+ * token is applied here, in the query itself, so totals and links describe only what it may see.
+ */
+export function buildCriteria(
+  definition: ListingDefinition,
+  query: ListingQuery,
+  principal: Principal,
+): ListingCriteria {
+  const descending = query.sort.startsWith('-');
+  const sortColumn = descending ? query.sort.slice(1) : query.sort;
+  const direction: SortDirection = descending ? 'DESC' : 'ASC';
+  checkKeysetBounds(query);
+
+  const conditions: Condition[] = [];
+  if (principal.organizationId !== null) {
+    conditions.push({
+      sql: `t.${definition.organizationColumn} = :scope_organization_id`,
+      params: { scope_organization_id: principal.organizationId },
+    });
+  }
+  const values = query as unknown as Record<string, unknown>;
+  for (const [parameter, filter] of Object.entries(definition.filters)) {
+    const value = values[parameter];
+    if (value === undefined) continue;
+    const name = `filter_${parameter}`;
+    const column = filter.column ?? filter.columns?.[0];
+    switch (filter.operator) {
+      case 'equals':
+        conditions.push({ sql: `t.${column} = :${name}`, params: { [name]: value } });
+        break;
+      case 'from':
+        conditions.push({ sql: `t.${column} >= :${name}`, params: { [name]: value } });
+        break;
+      case 'to':
+        conditions.push({ sql: `t.${column} < :${name}`, params: { [name]: value } });
+        break;
+      case 'prefix': {
+        const columns = filter.columns ?? [column!];
+        conditions.push({
+          sql: `(${columns.map((c) => `t.${c} LIKE :${name} ESCAPE '\\'`).join(' OR ')})`,
+          params: { [name]: `${escapeLike(String(value))}%` },
+        });
+        break;
+      }
+    }
+  }
+  if (query.after_id !== undefined) {
+    conditions.push({ sql: 't.id > :after_id', params: { after_id: query.after_id } });
+  }
+  if (query.before_id !== undefined) {
+    conditions.push({ sql: 't.id < :before_id', params: { before_id: query.before_id } });
+  }
+  return { conditions, sortColumn, direction };
+}
+
+function checkKeysetBounds(query: ListingQuery): void {
+  const errors: ParameterError[] = [];
+  if (query.after_id !== undefined && query.sort !== 'id') {
+    errors.push({
+      parameter: 'after_id',
+      message: `walks ids upwards and needs sort=id (the default), not sort=${query.sort}`,
+    });
+  }
+  if (query.before_id !== undefined && query.sort !== '-id') {
+    errors.push({
+      parameter: 'before_id',
+      message: `walks ids downwards and needs sort=-id, not sort=${query.sort}`,
+    });
+  }
+  if (errors.length) throw ProblemException.badRequest(errors);
+}
+
+/** A stable text for the criteria, used as the key of cached totals. */
+export function criteriaKey(resource: string, criteria: ListingCriteria): string {
+  const parts = criteria.conditions.map((condition) => {
+    const params = Object.entries(condition.params)
+      .map(([k, v]) => `${k}=${v instanceof Date ? v.toISOString() : JSON.stringify(v)}`)
+      .join(',');
+    return `${condition.sql}[${params}]`;
+  });
+  return `${resource}|${parts.join('&')}`;
+}

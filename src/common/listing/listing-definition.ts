@@ -1,0 +1,43 @@
+/**
+ * What a listing module declares about itself; the shared pieces (query DTO, criteria, paging,
+ * envelope, count cache) do the rest.
+ */
+export type FilterOperator =
+  /** `column = value` (case-insensitive where the column's collation is). */
+  | 'equals'
+  /** `column >= value`: the inclusive lower bound of a range. */
+  | 'from'
+  /** `column < value`: the exclusive upper bound of a range. */
+  | 'to'
+  /** Any of `columns` starts with the value. */
+  | 'prefix';
+
+export interface FilterDeclaration {
+  operator: FilterOperator;
+  /** The column the filter applies to (for `prefix`, the first of `columns`). */
+  column?: string;
+  columns?: string[];
+}
+
+export interface ListingDefinition {
+  /** Names the collection in cache keys, logs and metrics, e.g. `users`. */
+  resource: string;
+  /** The table whose rows are listed; its primary key is `id`. */
+  table: string;
+  /**
+   * The column that ties a row to an organization. Tokens limited to one organization only ever
+   * see rows whose column equals it; rows where it is NULL are visible to platform-wide tokens only.
+   */
+  organizationColumn: string;
+  /** Columns the `sort` parameter accepts (each also as `-column`). `id` is always allowed. */
+  sortableColumns: readonly string[];
+  /** Query parameter → how it filters. Parameters not listed here are not filters. */
+  filters: Record<string, FilterDeclaration>;
+}
+
+export type SortDirection = 'ASC' | 'DESC';
+
+export function sortKeys(definition: ListingDefinition): string[] {
+  const columns = ['id', ...definition.sortableColumns.filter((column) => column !== 'id')];
+  return columns.flatMap((column) => [column, `-${column}`]);
+}

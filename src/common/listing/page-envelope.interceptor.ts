@@ -1,0 +1,57 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { map, Observable } from 'rxjs';
+import { Page } from './page';
+
+export interface PageEnvelope<T> {
+  data: T[];
+  pagination: { current_page: number; limit: number; page_count: number };
+}
+
+/**
+ * Renders a `Page` returned by a controller as the `{data, pagination}` envelope and adds the
+ * listing headers: X-Total-Count, an RFC 8288 Link header and the caching policy.
+ */
+@Injectable()
+export class PageEnvelopeInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      map((result: unknown) => {
+        if (!(result instanceof Page)) return result;
+        const http = context.switchToHttp();
+        const request = http.getRequest<Request>();
+        const response = http.getResponse<Response>();
+        response.setHeader('X-Total-Count', String(result.total));
+        const link = linkHeader(request.originalUrl, result);
+        if (link) response.setHeader('Link', link);
+        response.setHeader('Cache-Control', 'private, no-cache');
+        return toEnvelope(result);
+      }),
+    );
+  }
+}
+
+export function toEnvelope<T>(page: Page<T>): PageEnvelope<T> {
+  return {
+    data: page.items,
+    pagination: { current_page: page.page, limit: page.limit, page_count: page.pageCount },
+  };
+}
+
+/** first/prev/next/last links that keep every other parameter of the request. */
+export function linkHeader(originalUrl: string, page: Page<unknown>): string {
+  const [path, search = ''] = originalUrl.split('?', 2);
+  const pageCount = page.pageCount;
+  const target = (number: number, rel: string) => {
+    const params = new URLSearchParams(search);
+    params.set('page', String(number));
+    return `<${path}?${params.toString()}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (pageCount > 0) links.push(target(1, 'first'));
+  if (page.page > 1 && pageCount > 0)
+    links.push(target(Math.min(page.page - 1, pageCount), 'prev'));
+  if (page.page < pageCount) links.push(target(page.page + 1, 'next'));
+  if (pageCount > 0) links.push(target(pageCount, 'last'));
+  return links.join(', ');
+}

@@ -1,0 +1,119 @@
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { STATUS_CODES } from 'node:http';
+import { ProblemException, ProblemOptions } from './problem.exception';
+import { isDatabaseUnavailable } from './database-errors';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  request_id?: string;
+  errors?: { parameter: string; message: string }[];
+}
+
+/** Writes an RFC 9457 problem+json reply; also used by middleware that answers before routing. */
+export function sendProblem(
+  request: Request,
+  response: Response,
+  status: number,
+  detail: string,
+  options: ProblemOptions = {},
+): void {
+  const body: ProblemBody = {
+    type: options.type ?? 'about:blank',
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    detail,
+    instance: request.originalUrl ?? request.url,
+    request_id: request.id === undefined ? undefined : String(request.id),
+    ...(options.errors ? { errors: options.errors } : {}),
+  };
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    response.setHeader(name, value);
+  }
+  response.status(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** Seconds a client should wait before retrying while the database is unavailable. */
+const DATABASE_RETRY_AFTER_SECONDS = '5';
+
+/**
+ * Renders every error as RFC 9457 problem details. Known errors keep their status and message;
+ * anything unexpected is logged and answered with a bare 500 that reveals no internals.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ProblemDetails');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    if (response.headersSent) return;
+
+    const { status, detail, options } = this.describe(exception);
+    sendProblem(request, response, status, detail, options);
+  }
+
+  private describe(exception: unknown): {
+    status: number;
+    detail: string;
+    options: ProblemOptions;
+  } {
+    if (exception instanceof ProblemException) {
+      return {
+        status: exception.getStatus(),
+        detail: exception.detail,
+        options: exception.problem,
+      };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      return { status, detail: this.httpExceptionDetail(exception, status), options: {} };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(`database unavailable: ${describeError(exception)}`);
+      return {
+        status: HttpStatus.SERVICE_UNAVAILABLE,
+        detail: 'The database is unavailable or too slow right now; retry shortly.',
+        options: { headers: { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS } },
+      };
+    }
+    this.logger.error(
+      `unhandled error: ${describeError(exception)}`,
+      exception instanceof Error ? exception.stack : undefined,
+    );
+    return {
+      status: HttpStatus.INTERNAL_SERVER_ERROR,
+      detail: 'An unexpected error occurred.',
+      options: {},
+    };
+  }
+
+  private httpExceptionDetail(exception: HttpException, status: number): string {
+    if (status === HttpStatus.NOT_FOUND) return 'No resource lives at this path.';
+    const response = exception.getResponse();
+    if (typeof response === 'string') return response;
+    const message = (response as { message?: unknown }).message;
+    if (Array.isArray(message)) return message.join('; ');
+    if (typeof message === 'string') return message;
+    return exception.message;
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

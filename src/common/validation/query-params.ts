@@ -1,0 +1,183 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsOptional, ValidateBy, ValidationOptions } from 'class-validator';
+
+/**
+ * Decorators for query-string parameters. Each one parses the raw string strictly, validates it
+ * with a message that completes "<parameter> …", and documents the parameter in OpenAPI, so a
+ * listing's DTO is a list of one-line declarations.
+ */
+
+const DIGITS = /^\d{1,16}$/;
+
+/** Leaves anything that is not plain digits as it was, so the validator rejects it. */
+const toInteger = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && DIGITS.test(value) ? Number(value) : value;
+
+export interface IntegerParamOptions {
+  min: number;
+  /** A number, or a function for bounds that come from configuration. */
+  max: number | (() => number);
+  default?: number;
+  description?: string;
+  example?: number;
+}
+
+export function IntegerParam(options: IntegerParamOptions): PropertyDecorator {
+  const max = () => (typeof options.max === 'function' ? options.max() : options.max);
+  return applyDecorators(
+    IsOptional(),
+    ApiPropertyOptional({
+      type: 'integer',
+      format: 'int64',
+      minimum: options.min,
+      maximum: max(),
+      default: options.default,
+      description: options.description,
+      example: options.example,
+    }),
+    Transform(toInteger),
+    ValidateBy({
+      name: 'integerParam',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'number' &&
+          Number.isSafeInteger(value) &&
+          value >= options.min &&
+          value <= max(),
+        defaultMessage: () => `must be an integer between ${options.min} and ${max()}`,
+      },
+    }),
+  );
+}
+
+/** A positive database id (1 … 2^53-1). */
+export const IdParam = (description?: string) =>
+  IntegerParam({ min: 1, max: Number.MAX_SAFE_INTEGER, description });
+
+export function EnumParam(values: readonly string[], description?: string): PropertyDecorator {
+  const allowed = new Set(values);
+  return applyDecorators(
+    IsOptional(),
+    ApiPropertyOptional({ type: 'string', enum: [...values], description }),
+    ValidateBy({
+      name: 'enumParam',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && allowed.has(value),
+        defaultMessage: () => `must be one of: ${values.join(', ')}`,
+      },
+    }),
+  );
+}
+
+export function BooleanParam(description?: string): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    ApiPropertyOptional({ type: 'boolean', description }),
+    Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value)),
+    ValidateBy({
+      name: 'booleanParam',
+      validator: {
+        validate: (value: unknown) => typeof value === 'boolean',
+        defaultMessage: () => 'must be true or false',
+      },
+    }),
+  );
+}
+
+// Date, or date and time with an optional fraction and a required zone (Z or ±hh:mm).
+const ISO_TIMESTAMP =
+  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+function parseTimestamp(value: unknown): unknown {
+  if (typeof value !== 'string' || !ISO_TIMESTAMP.test(value)) return value;
+  const date = new Date(value.length === 10 ? `${value}T00:00:00Z` : value);
+  if (Number.isNaN(date.getTime())) return value;
+  // Reject calendar overflow such as 2026-02-31, which Date would silently roll over.
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
+  const offsetMinutes = zoneOffsetMinutes(value);
+  const local = new Date(date.getTime() + offsetMinutes * 60_000);
+  if (
+    local.getUTCFullYear() !== year ||
+    local.getUTCMonth() + 1 !== month ||
+    local.getUTCDate() !== day
+  ) {
+    return value;
+  }
+  return date;
+}
+
+function zoneOffsetMinutes(value: string): number {
+  const match = /([+-])(\d{2}):(\d{2})$/.exec(value);
+  if (!match || value.length === 10) return 0;
+  const minutes = Number(match[2]) * 60 + Number(match[3]);
+  return match[1] === '+' ? minutes : -minutes;
+}
+
+export function TimestampParam(description?: string): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    ApiPropertyOptional({
+      type: 'string',
+      format: 'date-time',
+      description,
+      example: '2026-11-21T09:30:00.000Z',
+    }),
+    Transform(({ value }) => parseTimestamp(value)),
+    ValidateBy({
+      name: 'timestampParam',
+      validator: {
+        validate: (value: unknown) => value instanceof Date,
+        defaultMessage: () =>
+          'must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-21T09:30:00Z, or a date, e.g. 2026-11-21',
+      },
+    }),
+  );
+}
+
+export interface StringParamOptions {
+  minLength?: number;
+  maxLength: number;
+  description?: string;
+  pattern?: RegExp;
+  patternMessage?: string;
+}
+
+export function StringParam(options: StringParamOptions): PropertyDecorator {
+  const minLength = options.minLength ?? 1;
+  return applyDecorators(
+    IsOptional(),
+    ApiPropertyOptional({
+      type: 'string',
+      minLength,
+      maxLength: options.maxLength,
+      pattern: options.pattern?.source,
+      description: options.description,
+    }),
+    ValidateBy({
+      name: 'stringParam',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' &&
+          [...value].length >= minLength &&
+          [...value].length <= options.maxLength &&
+          (!options.pattern || options.pattern.test(value)),
+        defaultMessage: (args) => {
+          const value = args?.value;
+          if (
+            typeof value === 'string' &&
+            options.pattern &&
+            !options.pattern.test(value) &&
+            options.patternMessage
+          ) {
+            return options.patternMessage;
+          }
+          return `must be a string of ${minLength} to ${options.maxLength} characters`;
+        },
+      },
+    }),
+  );
+}
+
+export type { ValidationOptions };

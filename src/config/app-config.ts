@@ -1,0 +1,157 @@
+import { z } from 'zod';
+
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1');
+
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: `must be an integer between ${min} and ${max}` })
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const databaseUrl = z
+  .string()
+  .regex(/^(mysql|mariadb):\/\/[^\s]+$/, { message: 'must be a mysql:// URL' });
+
+/**
+ * Every environment variable the service reads. `.env.example` and the README's configuration
+ * table document the same list (a unit test keeps the three in step).
+ */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: integer(0, 65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: databaseUrl.optional(),
+  DATABASE_REPLICA_URLS: z.string().optional(),
+  SQLITE_PATH: z.string().min(1).default('data/listing.sqlite'),
+  DB_POOL_SIZE: integer(1, 500).default(10),
+  DB_STATEMENT_TIMEOUT_MS: integer(0, 600_000).default(5000),
+  DB_MIGRATIONS_RUN: booleanFromEnv.optional(),
+  SEED_DEMO_DATA: booleanFromEnv.optional(),
+  PAGE_LIMIT_DEFAULT: integer(1, 10_000).default(20),
+  PAGE_LIMIT_MAX: integer(1, 10_000).default(100),
+  COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
+  TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
+  RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(600),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/[^\s]+$/, { message: 'must be a redis:// URL' })
+    .optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_PRETTY: booleanFromEnv.optional(),
+  METRICS_ENABLED: booleanFromEnv.default(true),
+  METRICS_TOKEN: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
+  CORS_ORIGINS: z.string().optional(),
+  TRUST_PROXY: booleanFromEnv.default(false),
+  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+export interface AppConfig {
+  env: RawConfig['NODE_ENV'];
+  port: number;
+  host: string;
+  database: {
+    /** `mysql` when DATABASE_URL is set, else the embedded SQLite file. */
+    kind: 'mysql' | 'sqlite';
+    url?: string;
+    replicaUrls: string[];
+    sqlitePath: string;
+    poolSize: number;
+    statementTimeoutMs: number;
+    migrationsRun: boolean;
+    seedDemoData: boolean;
+  };
+  pagination: { defaultLimit: number; maxLimit: number };
+  countCacheTtlMs: number;
+  tokenCacheTtlMs: number;
+  rateLimitPerMinute: number;
+  redisUrl?: string;
+  log: { level: RawConfig['LOG_LEVEL']; pretty: boolean };
+  metrics: { enabled: boolean; token?: string };
+  corsOrigins: string[];
+  trustProxy: boolean;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const splitList = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** Reads and validates the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const present = Object.fromEntries(
+    Object.keys(configSchema.shape)
+      .filter((key) => env[key] !== undefined && env[key] !== '')
+      .map((key) => [key, env[key]]),
+  );
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const key = issue.path.join('.');
+        return `${key}=${JSON.stringify(present[key] ?? '')}: ${issue.message}`;
+      }),
+    );
+  }
+  const raw = parsed.data;
+  const problems: string[] = [];
+  const replicaUrls = splitList(raw.DATABASE_REPLICA_URLS);
+  for (const url of replicaUrls) {
+    if (!databaseUrl.safeParse(url).success) {
+      problems.push(`DATABASE_REPLICA_URLS: ${JSON.stringify(url)} must be a mysql:// URL`);
+    }
+  }
+  if (replicaUrls.length > 0 && !raw.DATABASE_URL) {
+    problems.push('DATABASE_REPLICA_URLS: needs DATABASE_URL (the primary) to be set');
+  }
+  if (raw.PAGE_LIMIT_DEFAULT > raw.PAGE_LIMIT_MAX) {
+    problems.push(
+      `PAGE_LIMIT_DEFAULT=${raw.PAGE_LIMIT_DEFAULT}: must not exceed PAGE_LIMIT_MAX (${raw.PAGE_LIMIT_MAX})`,
+    );
+  }
+  if (problems.length) throw new ConfigError(problems);
+
+  const kind = raw.DATABASE_URL ? 'mysql' : 'sqlite';
+  return {
+    env: raw.NODE_ENV,
+    port: raw.PORT,
+    host: raw.HOST,
+    database: {
+      kind,
+      url: raw.DATABASE_URL,
+      replicaUrls,
+      sqlitePath: raw.SQLITE_PATH,
+      poolSize: raw.DB_POOL_SIZE,
+      statementTimeoutMs: raw.DB_STATEMENT_TIMEOUT_MS,
+      // The embedded default migrates itself so that `npm start` works on a fresh clone;
+      // a MySQL deployment runs `npm run migration:run` as its own step unless told otherwise.
+      migrationsRun: raw.DB_MIGRATIONS_RUN ?? kind === 'sqlite',
+      seedDemoData: raw.SEED_DEMO_DATA ?? kind === 'sqlite',
+    },
+    pagination: { defaultLimit: raw.PAGE_LIMIT_DEFAULT, maxLimit: raw.PAGE_LIMIT_MAX },
+    countCacheTtlMs: raw.COUNT_CACHE_TTL_MS,
+    tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
+    rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
+    redisUrl: raw.REDIS_URL,
+    log: { level: raw.LOG_LEVEL, pretty: raw.LOG_PRETTY ?? raw.NODE_ENV === 'development' },
+    metrics: { enabled: raw.METRICS_ENABLED, token: raw.METRICS_TOKEN },
+    corsOrigins: splitList(raw.CORS_ORIGINS),
+    trustProxy: raw.TRUST_PROXY,
+    shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
+  };
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,72 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import type { AppConfig } from '../config/app-config';
+import { ApiToken } from '../auth/api-token.entity';
+import { LoginActivity } from '../login-activities/login-activity.entity';
+import { Organization, Role } from '../organizations/organization.entity';
+import { User } from '../users/user.entity';
+import { migrations } from './migrations';
+
+export const entities = [Organization, Role, User, LoginActivity, ApiToken];
+
+const mysqlConnection = (url: string) => ({ url });
+
+/**
+ * The one TypeORM options object, shared by the app, the CLIs and the test kit.
+ * `synchronize` is never on: the schema comes from the migrations.
+ */
+export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
+  const { database } = config;
+  if (database.kind === 'mysql') {
+    const replicas = database.replicaUrls;
+    return {
+      type: 'mysql',
+      ...(replicas.length
+        ? {
+            replication: {
+              master: mysqlConnection(database.url!),
+              slaves: replicas.map(mysqlConnection),
+            },
+          }
+        : mysqlConnection(database.url!)),
+      charset: 'utf8mb4_unicode_ci',
+      timezone: 'Z',
+      supportBigNumbers: true,
+      bigNumberStrings: false,
+      poolSize: database.poolSize,
+      connectTimeout: 5000,
+      entities,
+      migrations,
+      migrationsRun: database.migrationsRun,
+      migrationsTransactionMode: 'each',
+      synchronize: false,
+      logging: false,
+      extra: {
+        // Fail fast instead of queueing forever when every connection is busy or the server is gone.
+        queueLimit: 0,
+        enableKeepAlive: true,
+        decimalNumbers: true,
+        dateStrings: false,
+      },
+    };
+  }
+  const path = resolve(database.sqlitePath);
+  mkdirSync(dirname(path), { recursive: true });
+  return {
+    type: 'better-sqlite3',
+    database: path,
+    // WAL lets the token CLI write while the server reads the same file.
+    enableWAL: true,
+    prepareDatabase: (db: { pragma: (sql: string) => unknown }) => {
+      db.pragma('busy_timeout = 5000');
+      db.pragma('foreign_keys = ON');
+    },
+    entities,
+    migrations,
+    migrationsRun: database.migrationsRun,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: false,
+  };
+}

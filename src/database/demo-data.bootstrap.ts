@@ -1,0 +1,30 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { seedDemoData } from './seed/demo-data';
+
+export const DEMO_DATA_SIZE = { users: 1000, activities: 5000 };
+
+/**
+ * On the embedded default, fills an empty database with demo data at first start, so that a
+ * newcomer has something to list right after `npm start`.
+ */
+@Injectable()
+export class DemoDataBootstrap implements OnApplicationBootstrap {
+  private readonly logger = new Logger('DemoData');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.database.seedDemoData) return;
+    const [row] = await this.dataSource.query('SELECT COUNT(*) AS n FROM users');
+    if (Number(row?.n ?? 0) > 0) return;
+    const result = await seedDemoData(this.dataSource, DEMO_DATA_SIZE);
+    this.logger.log(
+      `seeded demo data: ${result.organizations} organizations, ${result.users} users, ${result.activities} login activities`,
+    );
+  }
+}

@@ -1,0 +1,4 @@
+import { InitialSchema1763769600000 } from './1763769600000-initial-schema';
+
+/** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
+export const migrations = [InitialSchema1763769600000];

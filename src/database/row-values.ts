@@ -1,0 +1,30 @@
+/**
+ * Raw rows come back differently from each driver (mysql2: Date objects, numbers or numeric
+ * strings, 0/1; better-sqlite3: text timestamps and 0/1). These turn them into the API's types.
+ */
+
+const SQL_DATETIME = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z?$/;
+
+/** UTC ISO 8601 with milliseconds, e.g. `2026-11-21T09:30:00.000Z`. */
+export function toIsoTimestamp(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  const match = SQL_DATETIME.exec(String(value));
+  if (match) return new Date(`${match[1]}T${match[2]}Z`).toISOString();
+  return new Date(String(value)).toISOString();
+}
+
+export const toInteger = (value: unknown): number => Number(value);
+
+export const toNullableInteger = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
+
+export const toBoolean = (value: unknown): boolean =>
+  value === true || value === 1 || value === '1' || value === 'true';
+
+export const toNullableString = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
+
+/** `YYYY-MM-DD HH:MM:SS.mmm` in UTC: the text both MySQL DATETIME(3) and our SQLite rows use. */
+export function toSqlDatetime(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}

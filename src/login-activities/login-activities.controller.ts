@@ -1,0 +1,28 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators';
+import type { Principal } from '../common/auth/principal';
+import { ApiListing } from '../common/listing/api-listing.decorator';
+import type { Page } from '../common/listing/page';
+import { ListLoginActivitiesQueryDto } from './dto/list-login-activities-query.dto';
+import { LoginActivityView } from './dto/login-activity.view';
+import { LoginActivitiesService } from './login-activities.service';
+
+@ApiTags('login_activities')
+@Controller({ path: 'login_activities', version: '1' })
+export class LoginActivitiesController {
+  constructor(private readonly activities: LoginActivitiesService) {}
+
+  @Get()
+  @RequireScopes('login_activities:read')
+  @ApiListing(LoginActivityView, {
+    summary: 'List login activity (every authentication attempt)',
+    envelopeName: 'LoginActivityPage',
+  })
+  list(
+    @Query() query: ListLoginActivitiesQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<Page<LoginActivityView>> {
+    return this.activities.list(query, principal);
+  }
+}

@@ -1,0 +1,30 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class UserView {
+  @ApiProperty({ type: 'integer', format: 'int64', example: 42 })
+  id: number;
+
+  @ApiProperty({ example: 'Ada Lovelace' })
+  name: string;
+
+  @ApiProperty({ format: 'email', example: 'ada@example.com' })
+  email: string;
+
+  @ApiProperty({ type: 'integer', format: 'int64', example: 2 })
+  role_id: number;
+
+  @ApiProperty({ example: 'admin' })
+  role_name: string;
+
+  @ApiProperty({ type: 'integer', format: 'int64', example: 7 })
+  organization_id: number;
+
+  @ApiProperty({ example: 'Acme Corp' })
+  organization_name: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T09:30:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T09:30:00.000Z' })
+  updated_at: string;
+}

@@ -1,0 +1,25 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators';
+import type { Principal } from '../common/auth/principal';
+import { ApiListing } from '../common/listing/api-listing.decorator';
+import type { Page } from '../common/listing/page';
+import { ListUsersQueryDto } from './dto/list-users-query.dto';
+import { UserView } from './dto/user.view';
+import { UsersService } from './users.service';
+
+@ApiTags('users')
+@Controller({ path: 'users', version: '1' })
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get()
+  @RequireScopes('users:read')
+  @ApiListing(UserView, { summary: 'List users', envelopeName: 'UserPage' })
+  list(
+    @Query() query: ListUsersQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<Page<UserView>> {
+    return this.users.list(query, principal);
+  }
+}

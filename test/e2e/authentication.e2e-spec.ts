@@ -1,0 +1,94 @@
+import { startTestApp, TestApp } from '../kit';
+
+describe('authentication (RFC 6750)', () => {
+  let kit: TestApp;
+
+  beforeAll(async () => {
+    kit = await startTestApp();
+  });
+  afterAll(() => kit.close());
+
+  const expectProblem = (body: Record<string, unknown>, status: number) => {
+    expect(body).toMatchObject({ type: 'about:blank', status });
+    expect(typeof body.detail).toBe('string');
+    expect(typeof body.request_id).toBe('string');
+  };
+
+  it.each(['/v1/users', '/v1/login_activities'])(
+    '%s without Authorization answers 401 with a bare Bearer challenge',
+    async (path) => {
+      const response = await kit.http().get(path).expect(401);
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="api"');
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expectProblem(response.body, 401);
+    },
+  );
+
+  it.each([
+    ['an unknown token', 'Bearer lsk_0000000000000000000000000000000000000000000'],
+    ['a token of the wrong shape', 'Bearer not-a-token'],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['a scheme without a token', 'Bearer'],
+    ['an empty header', ''],
+    ['two tokens', 'Bearer a b'],
+  ])('%s answers 401 invalid_token', async (_label, header) => {
+    const response = await kit.http().get('/v1/users').set('Authorization', header).expect(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
+    expectProblem(response.body, 401);
+  });
+
+  it('accepts a valid token, with the scheme in any case', async () => {
+    const token = await kit.token();
+    await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
+    await kit.http().get('/v1/users').set('Authorization', `bearer ${token}`).expect(200);
+  });
+
+  it('refuses an expired token', async () => {
+    const token = await kit.token({ expiresInMs: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const response = await kit
+      .http()
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(401);
+    expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
+  });
+
+  it('refuses a revoked token', async () => {
+    const { id, token } = await kit.tokenWithId();
+    await kit.dataSource.query('UPDATE api_tokens SET revoked_at = ? WHERE id = ?', [
+      '2026-01-01 00:00:00.000',
+      id,
+    ]);
+    const response = await kit
+      .http()
+      .get('/v1/login_activities')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(401);
+    expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
+  });
+
+  it('never accepts a token from the query string', async () => {
+    const token = await kit.token();
+    const response = await kit.http().get(`/v1/users?access_token=${token}`).expect(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="api"');
+  });
+
+  it('stores only the SHA-256 hash of a token', async () => {
+    const token = await kit.token();
+    const rows: { token_hash: string }[] = await kit.dataSource.query(
+      'SELECT token_hash FROM api_tokens',
+    );
+    const { createHash } = await import('node:crypto');
+    const hash = createHash('sha256').update(token).digest('hex');
+    expect(rows.map((row) => row.token_hash)).toContain(hash);
+    const dump = JSON.stringify(await kit.dataSource.query('SELECT * FROM api_tokens'));
+    expect(dump).not.toContain(token.slice(4));
+  });
+
+  it('leaves the health probes and API docs public', async () => {
+    await kit.http().get('/health/live').expect(200);
+    await kit.http().get('/health/ready').expect(200);
+    await kit.http().get('/openapi.json').expect(200);
+  });
+});

@@ -1,0 +1,136 @@
+import type { DataSource } from 'typeorm';
+import { toSqlDatetime } from '../../src/database/row-values';
+
+export interface OrganizationRow {
+  id: number;
+  name: string;
+}
+export interface RoleRow {
+  id: number;
+  name: string;
+}
+export interface UserRow {
+  id: number;
+  name: string;
+  email: string;
+  role_id: number;
+  organization_id: number;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface LoginActivityRow {
+  id: number;
+  user_email: string;
+  authentication_method: string;
+  oauth_provider: string | null;
+  ip_address: string;
+  otp_required: boolean;
+  success: boolean;
+  failure_reason: string | null;
+  user_agent: string | null;
+  created_at: Date;
+  user_id: number | null;
+  session_id: string | null;
+  organization_id: number | null;
+}
+
+/**
+ * Rows in one line each, with sensible defaults: `await data.user({ name: 'Ada' })` makes its
+ * organization and role when none are given. Everything goes in through plain SQL, as the
+ * upstream system would write it.
+ */
+export class DataFactory {
+  private sequence = 0;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  async organization(values: Partial<Omit<OrganizationRow, 'id'>> = {}): Promise<OrganizationRow> {
+    const name = values.name ?? `Organization ${this.next()}`;
+    const id = await this.insert('organizations', {
+      name,
+      created_at: toSqlDatetime(new Date('2026-01-01T00:00:00.000Z')),
+    });
+    return { id, name };
+  }
+
+  async role(values: Partial<Omit<RoleRow, 'id'>> = {}): Promise<RoleRow> {
+    const name = values.name ?? `role-${this.next()}`;
+    return { id: await this.insert('roles', { name }), name };
+  }
+
+  async user(values: Partial<Omit<UserRow, 'id'>> = {}): Promise<UserRow> {
+    const n = this.next();
+    const organization_id = values.organization_id ?? (await this.organization()).id;
+    const role_id = values.role_id ?? (await this.role()).id;
+    const created_at = values.created_at ?? new Date(Date.UTC(2026, 0, 1, 0, 0, n % 60, n % 1000));
+    const row = {
+      name: values.name ?? `User ${n}`,
+      email: values.email ?? `user${n}.${process.pid}@example.test`,
+      role_id,
+      organization_id,
+      created_at,
+      updated_at: values.updated_at ?? created_at,
+    };
+    const id = await this.insert('users', {
+      ...row,
+      created_at: toSqlDatetime(row.created_at),
+      updated_at: toSqlDatetime(row.updated_at),
+    });
+    return { id, ...row };
+  }
+
+  /** A login attempt; by default a successful password login by `user` (or an unknown e-mail). */
+  async loginActivity(
+    values: Partial<Omit<LoginActivityRow, 'id'>> & { user?: UserRow } = {},
+  ): Promise<LoginActivityRow> {
+    const n = this.next();
+    const { user, ...rest } = values;
+    const success = rest.success ?? true;
+    const method = rest.authentication_method ?? 'password';
+    const row: Omit<LoginActivityRow, 'id'> = {
+      user_email: user?.email ?? `unknown${n}@nowhere.test`,
+      authentication_method: method,
+      oauth_provider: method === 'oauth' ? 'google' : null,
+      ip_address: `192.0.2.${(n % 250) + 1}`,
+      otp_required: false,
+      success,
+      failure_reason: success ? null : user ? 'invalid_credentials' : 'unknown_user',
+      user_agent: 'jest',
+      created_at: new Date(Date.UTC(2026, 5, 1, 0, 0, 0, n)),
+      user_id: user?.id ?? null,
+      session_id: success ? `sess_${n}` : null,
+      organization_id: user?.organization_id ?? null,
+      ...rest,
+    };
+    const id = await this.insert('login_activities', {
+      ...row,
+      otp_required: row.otp_required ? 1 : 0,
+      success: row.success ? 1 : 0,
+      created_at: toSqlDatetime(row.created_at),
+    });
+    return { id, ...row };
+  }
+
+  /** Several of a kind: `await data.many(25, (i) => data.user({ name: `U${i}` }))`. */
+  async many<T>(count: number, make: (index: number) => Promise<T>): Promise<T[]> {
+    const out: T[] = [];
+    for (let i = 0; i < count; i++) out.push(await make(i));
+    return out;
+  }
+
+  private next(): number {
+    this.sequence += 1;
+    return this.sequence;
+  }
+
+  private async insert(table: string, values: Record<string, unknown>): Promise<number> {
+    const columns = Object.keys(values);
+    const result = await this.dataSource.query(
+      `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      Object.values(values),
+    );
+    if (this.dataSource.options.type === 'mysql') return Number(result.insertId);
+    const [row] = await this.dataSource.query('SELECT last_insert_rowid() AS id');
+    return Number(row.id);
+  }
+}

@@ -1,0 +1,4 @@
+export * from './factories';
+export * from './snapshot';
+export * from './test-app';
+export * from './test-database';
