@@ -1,0 +1,109 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '..', '..');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Runs `npm run build` when dist/main.js is missing or older than any file under src/. */
+export function buildIfStale(): void {
+  let built = 0;
+  try {
+    built = statSync(join(ROOT, 'dist', 'main.js')).mtimeMs;
+  } catch {
+    built = 0;
+  }
+  if (built > newestMtime(join(ROOT, 'src'))) return;
+  console.log('[bench] dist is stale: npm run build');
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('npm run build failed');
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface RunningServer {
+  baseUrl: string;
+  pid: number;
+  /** VmHWM: the most memory the process has held resident so far, in MiB. */
+  peakRssMiB: () => number;
+  stop: () => Promise<void>;
+}
+
+/** Starts the built app as its own process, on a free port, against `databaseUrl`. */
+export async function startServer(
+  databaseUrl: string,
+  extraEnv: Record<string, string> = {},
+): Promise<RunningServer> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    DB_MIGRATIONS_RUN: 'false',
+    SEED_DEMO_DATA: 'false',
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    LOG_PRETTY: 'false',
+    ...extraEnv,
+  };
+  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      const response = await fetch(`${baseUrl}/health/ready`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('server did not become ready within 60 s');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const pid = child.pid!;
+  return {
+    baseUrl,
+    pid,
+    peakRssMiB: () => {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const match = /VmHWM:\s+(\d+) kB/.exec(status);
+      return match ? Number(match[1]) / 1024 : NaN;
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

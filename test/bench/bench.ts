@@ -1,0 +1,274 @@
+/**
+ * `npm run bench -- [--size tiny|small|large|both] [--duration S] [--connections N]`
+ *
+ * Seeds (or reuses) a bench database per size on the MariaDB/MySQL server of DATABASE_URL
+ * (default mysql://root@127.0.0.1:3306), starts the built app against it as a child process and
+ * loads it with autocannon, one scenario at a time. Not part of the jest suites.
+ */
+import 'reflect-metadata';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
+import { TokenIssuer } from '../../src/auth/token-issuer';
+import { SCOPES } from '../../src/common/auth/principal';
+import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
+import { buildIfStale, RunningServer, startServer } from './bench-server';
+
+interface Scenario {
+  name: string;
+  path: string;
+  token: 'good' | 'bad';
+  expectedStatus: number;
+  /** Also time this many requests one after the other and report their median. */
+  sequential?: number;
+}
+
+interface Row {
+  scenario: string;
+  path: string;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  sequentialMedianMs?: number;
+  peakRssMiB: number;
+}
+
+const BAD_TOKEN = `lsk_${'A'.repeat(43)}`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      size: { type: 'string', default: 'both' },
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '32' },
+      warmup: { type: 'string', default: '3' },
+    },
+    strict: true,
+  });
+  const names = values.size === 'both' ? ['small', 'large'] : [values.size!];
+  for (const name of names) {
+    if (!SIZES[name]) throw new Error(`--size must be tiny, small, large or both, not ${name}`);
+  }
+  const options = {
+    duration: Number(values.duration),
+    connections: Number(values.connections),
+    warmup: Number(values.warmup),
+  };
+
+  buildIfStale();
+  const results = new Map<string, Row[]>();
+  for (const name of names) {
+    const rows = await benchSize(SIZES[name], options);
+    results.set(name, rows);
+  }
+  await printMachine();
+  for (const [name, rows] of results) printTable(SIZES[name], rows, options);
+  const small = results.get('small')?.find((row) => row.scenario === 'S2');
+  const large = results.get('large')?.find((row) => row.scenario === 'S2');
+  if (small && large) {
+    console.log(
+      `scaling: S2 p50 large / small = ${large.p50} ms / ${small.p50} ms = ${(large.p50 / small.p50).toFixed(2)}`,
+    );
+  }
+}
+
+async function benchSize(
+  size: BenchSize,
+  options: { duration: number; connections: number; warmup: number },
+): Promise<Row[]> {
+  const url = await ensureBenchDatabase(size);
+  const dataSource = await openBenchDataSource(url);
+  let token: string;
+  let maxActivityId: number;
+  try {
+    const issued = await new TokenIssuer(new ApiTokensRepository(dataSource)).issue({
+      name: 'bench',
+      scopes: SCOPES,
+    });
+    token = issued.token;
+    const [row] = await dataSource.query('SELECT MAX(id) AS max_id FROM login_activities');
+    maxActivityId = Number(row.max_id);
+  } finally {
+    await dataSource.destroy();
+  }
+
+  const server = await startServer(url);
+  try {
+    const first = await getJson(server, '/v1/login_activities?page=1&limit=20', token);
+    const pageCount = Number(first.pagination.page_count);
+    const deepPage = Math.max(1, Math.floor(pageCount * 0.8));
+    const thirtyDaysAgo = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const scenarios: Scenario[] = [
+      { name: 'S1', path: '/v1/users?page=1&limit=20', token: 'good', expectedStatus: 200 },
+      {
+        name: 'S2',
+        path: '/v1/login_activities?page=1&limit=100',
+        token: 'good',
+        expectedStatus: 200,
+      },
+      {
+        name: 'S3',
+        path: `/v1/login_activities?page=${deepPage}&limit=20`,
+        token: 'good',
+        expectedStatus: 200,
+        sequential: 20,
+      },
+      { name: 'S4', path: '/v1/users?page=1&limit=20', token: 'bad', expectedStatus: 401 },
+      {
+        name: 'S5',
+        path: `/v1/login_activities?success=false&created_from=${encodeURIComponent(thirtyDaysAgo)}&sort=-created_at`,
+        token: 'good',
+        expectedStatus: 200,
+      },
+      {
+        name: 'K',
+        path: `/v1/login_activities?after_id=${Math.floor(maxActivityId * 0.9)}&limit=20`,
+        token: 'good',
+        expectedStatus: 200,
+        sequential: 20,
+      },
+    ];
+    const rows: Row[] = [];
+    for (const scenario of scenarios) {
+      const headers = { authorization: `Bearer ${scenario.token === 'good' ? token : BAD_TOKEN}` };
+      const check = await fetch(`${server.baseUrl}${scenario.path}`, { headers });
+      if (check.status !== scenario.expectedStatus) {
+        throw new Error(
+          `${scenario.name} ${scenario.path}: expected ${scenario.expectedStatus}, got ${check.status} ${await check.text()}`,
+        );
+      }
+      const sequentialMedianMs = scenario.sequential
+        ? await sequentialMedian(server, scenario.path, headers, scenario.sequential)
+        : undefined;
+      const target = {
+        url: `${server.baseUrl}${scenario.path}`,
+        connections: options.connections,
+        headers,
+      };
+      if (options.warmup > 0) await autocannon({ ...target, duration: options.warmup });
+      const result = await autocannon({ ...target, duration: options.duration });
+      const unexpected = Object.entries(result.statusCodeStats)
+        .filter(([status]) => Number(status) !== scenario.expectedStatus)
+        .reduce((sum, [, stats]) => sum + stats.count, 0);
+      const row: Row = {
+        scenario: scenario.name,
+        path: scenario.path,
+        reqPerSec: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: unexpected + result.errors + result.timeouts,
+        sequentialMedianMs,
+        peakRssMiB: server.peakRssMiB(),
+      };
+      rows.push(row);
+      console.log(
+        `[bench] ${size.name} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms`,
+      );
+    }
+    return rows;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function getJson(
+  server: RunningServer,
+  path: string,
+  token: string,
+): Promise<{ pagination: Record<string, unknown> }> {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return response.json() as Promise<{ pagination: Record<string, unknown> }>;
+}
+
+async function sequentialMedian(
+  server: RunningServer,
+  path: string,
+  headers: Record<string, string>,
+  count: number,
+): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const response = await fetch(`${server.baseUrl}${path}`, { headers });
+    await response.arrayBuffer();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return (times[Math.floor((count - 1) / 2)] + times[Math.ceil((count - 1) / 2)]) / 2;
+}
+
+async function printMachine(): Promise<void> {
+  const connection = await createConnection({
+    uri: process.env.DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
+  });
+  try {
+    const [[version]] = await connection.query<RowDataPacket[]>('SELECT VERSION() AS v');
+    const [settings] = await connection.query<RowDataPacket[]>(
+      `SHOW VARIABLES WHERE Variable_name IN ('innodb_buffer_pool_size',
+        'innodb_flush_log_at_trx_commit', 'innodb_log_file_size', 'max_connections')`,
+    );
+    console.log(
+      `\nmachine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
+        `load average ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}, node ${process.version}`,
+    );
+    console.log(
+      `database: ${version.v}; ${settings.map((s) => `${s.Variable_name}=${s.Value}`).join(', ')}`,
+    );
+  } finally {
+    await connection.end();
+  }
+}
+
+function printTable(
+  size: BenchSize,
+  rows: Row[],
+  options: { duration: number; connections: number },
+): void {
+  console.log(
+    `\n${size.name}: ${size.users} users / ${size.activities} login activities; ` +
+      `${options.connections} connections × ${options.duration} s per scenario`,
+  );
+  const header = [
+    'scenario',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'seq. median ms',
+    'peak RSS MiB',
+  ];
+  const lines = rows.map((row) => [
+    row.scenario,
+    row.reqPerSec.toFixed(0),
+    String(row.p50),
+    String(row.p99),
+    String(row.errors),
+    row.sequentialMedianMs === undefined ? '' : row.sequentialMedianMs.toFixed(1),
+    row.peakRssMiB.toFixed(0),
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...lines.map((l) => l[i].length)));
+  const format = (cells: string[]) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
+  console.log(format(header));
+  console.log(
+    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+  );
+  for (const line of lines) console.log(format(line));
+  for (const row of rows) console.log(`  ${row.scenario}: ${row.path}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
