@@ -1,0 +1,79 @@
+import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
+
+type Flavor = 'mariadb' | 'mysql' | 'sqlite';
+
+const flavors = new WeakMap<DataSource, Promise<Flavor>>();
+
+function flavorOf(dataSource: DataSource): Promise<Flavor> {
+  let flavor = flavors.get(dataSource);
+  if (!flavor) {
+    flavor =
+      dataSource.options.type === 'mysql'
+        ? dataSource
+            .query('SELECT VERSION() AS version')
+            .then((rows: { version: string }[]) =>
+              /mariadb/i.test(rows[0]?.version ?? '') ? 'mariadb' : 'mysql',
+            )
+        : Promise.resolve('sqlite');
+    flavor.catch(() => flavors.delete(dataSource));
+    flavors.set(dataSource, flavor);
+  }
+  return flavor;
+}
+
+/**
+ * Runs listing statements under the request's time limit, written the way the server
+ * understands it: MariaDB `SET STATEMENT max_statement_time=<s> FOR SELECT …`, MySQL the
+ * optimizer hint `SELECT /*+ MAX_EXECUTION_TIME(<ms>) *\/ …`. A statement cut off fails with
+ * errno 1969 / 3024, which the problem-details filter answers with 503 and Retry-After. It
+ * also bounds what an abandoned request can cost the database. SQLite has no such limit (it is
+ * in-process and has no server to pin).
+ */
+export class StatementLimit {
+  private constructor(
+    private readonly flavor: Flavor,
+    private readonly timeoutMs: number,
+  ) {}
+
+  static async for(dataSource: DataSource, timeoutMs: number): Promise<StatementLimit> {
+    return new StatementLimit(await flavorOf(dataSource), timeoutMs);
+  }
+
+  /** Runs a SELECT built by `query` on `runner` and returns its raw rows. */
+  async run<T>(runner: QueryRunner, query: SelectQueryBuilder<ObjectLiteral>): Promise<T[]> {
+    const [sql, parameters] = query.getQueryAndParameters();
+    return runner.query(this.limited(sql), parameters) as Promise<T[]>;
+  }
+
+  limited(sql: string): string {
+    if (this.timeoutMs <= 0 || !/^\s*SELECT\s/i.test(sql)) return sql;
+    if (this.flavor === 'mariadb') {
+      return `SET STATEMENT max_statement_time=${this.timeoutMs / 1000} FOR ${sql}`;
+    }
+    if (this.flavor === 'mysql') {
+      return sql.replace(/^\s*SELECT\s/i, `SELECT /*+ MAX_EXECUTION_TIME(${this.timeoutMs}) */ `);
+    }
+    return sql;
+  }
+
+  /** Starts a read-only transaction whose reads all see one snapshot. */
+  async beginSnapshot(runner: QueryRunner): Promise<void> {
+    if (this.flavor === 'sqlite') {
+      // SQLite transactions are serializable: the first read fixes what the others see.
+      await runner.startTransaction();
+      return;
+    }
+    await runner.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    await runner.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+  }
+
+  async commit(runner: QueryRunner): Promise<void> {
+    if (this.flavor === 'sqlite') await runner.commitTransaction();
+    else await runner.query('COMMIT');
+  }
+
+  async rollback(runner: QueryRunner): Promise<void> {
+    if (this.flavor === 'sqlite') await runner.rollbackTransaction();
+    else await runner.query('ROLLBACK');
+  }
+}
