@@ -31,12 +31,16 @@ export class CountCache implements OnModuleDestroy {
   private readonly inFlight = new Map<string, Promise<ListingTotal>>();
   private readonly ttlMs: number;
   private readonly redis?: Redis;
+  /** Per database, so that services on different databases can share one Redis. */
+  private readonly keyPrefix: string;
   private readonly logger = new Logger(CountCache.name);
   private redisFailureLogged = false;
   private static readonly MAX_ENTRIES = 10_000;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.ttlMs = config.countCacheTtlMs;
+    const database = config.database.url ?? config.database.sqlitePath;
+    this.keyPrefix = `${KEY_PREFIX}${createHash('sha256').update(database).digest('base64url').slice(0, 12)}:`;
     if (config.redisUrl && this.ttlMs > 0) {
       this.redis = new Redis(config.redisUrl, {
         // Fail a command at once when Redis is away rather than queueing behind a reconnect.
@@ -81,7 +85,7 @@ export class CountCache implements OnModuleDestroy {
 
   private async shared(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
     const redis = this.redis!;
-    const redisKey = `${KEY_PREFIX}${createHash('sha256').update(key).digest('base64url')}`;
+    const redisKey = `${this.keyPrefix}${createHash('sha256').update(key).digest('base64url')}`;
     const lockKey = `${redisKey}:lock`;
     try {
       const found = await this.readShared(redis, key, redisKey);

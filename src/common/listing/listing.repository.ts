@@ -81,7 +81,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     known: ListingTotal,
     options: PageOptions = {},
   ): Promise<TItem[]> {
-    const nearEnd = offset * 2 + limit > known.total;
+    const nearEnd = walksFromEnd(offset, limit, known.total);
     const ids = await this.withRunner(
       nearEnd,
       async (runner, statementLimit) => {
@@ -113,7 +113,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     total: number,
   ): Promise<number[]> {
     if (offset >= total) return [];
-    const fromEnd = offset * 2 + limit > total;
+    const fromEnd = walksFromEnd(offset, limit, total);
     const direction: SortDirection = fromEnd ? reverse(criteria.direction) : criteria.direction;
     const query = this.filtered(criteria)
       .select('t.id', 'id')
@@ -188,5 +188,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return query;
   }
 }
+
+/**
+ * Whether the page is nearer the end of the listing than its start. The first page never is:
+ * reading it forward costs no more than its own rows.
+ */
+const walksFromEnd = (offset: number, limit: number, total: number): boolean =>
+  offset >= limit && offset * 2 + limit > total;
 
 const reverse = (direction: SortDirection): SortDirection => (direction === 'ASC' ? 'DESC' : 'ASC');
