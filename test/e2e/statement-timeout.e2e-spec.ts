@@ -1,0 +1,100 @@
+import { Controller, Get, Injectable, Module, Query } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { CurrentPrincipal, RequireScopes } from '../../src/common/auth/auth.decorators';
+import type { Principal } from '../../src/common/auth/principal';
+import type { ListingDefinition } from '../../src/common/listing/listing-definition';
+import { ListingPager } from '../../src/common/listing/listing-pager';
+import { ListingQueryDto } from '../../src/common/listing/listing-query.dto';
+import { ListingRepository } from '../../src/common/listing/listing.repository';
+import type { Page } from '../../src/common/listing/page';
+import { startTestApp, TestApp } from '../kit';
+
+/**
+ * A listing only this test defines, over a view that is slow on purpose (on MySQL each row
+ * sleeps 0.2 s), so that its COUNT outlives the statement time limit.
+ */
+const slowListing: ListingDefinition = {
+  resource: 'slow_rows',
+  table: 'slow_rows',
+  organizationColumn: 'organization_id',
+  sortableColumns: [],
+  filters: {},
+};
+
+class SlowRowsQueryDto extends ListingQueryDto(slowListing) {}
+
+@Injectable()
+class SlowRowsRepository extends ListingRepository<{ id: number }> {
+  readonly definition = slowListing;
+
+  constructor(dataSource: DataSource) {
+    super(dataSource);
+  }
+
+  protected async findItemsByIds(ids: number[]): Promise<{ id: number }[]> {
+    return ids.map((id) => ({ id }));
+  }
+}
+
+@Controller({ path: 'slow_rows', version: '1' })
+class SlowRowsController {
+  constructor(
+    private readonly rows: SlowRowsRepository,
+    private readonly pager: ListingPager,
+  ) {}
+
+  @Get()
+  @RequireScopes('login_activities:read')
+  list(
+    @Query() query: SlowRowsQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<Page<{ id: number }>> {
+    return this.pager.paginate(this.rows, query, principal);
+  }
+}
+
+@Module({ controllers: [SlowRowsController], providers: [SlowRowsRepository] })
+class SlowRowsModule {}
+
+describe('statement time limit', () => {
+  let kit: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    kit = await startTestApp({
+      env: { DB_STATEMENT_TIMEOUT_MS: '100', COUNT_CACHE_TTL_MS: '0' },
+      imports: [SlowRowsModule],
+    });
+    token = await kit.token();
+    await kit.data.many(3, () => kit.data.loginActivity());
+    const mysql = kit.dataSource.options.type === 'mysql';
+    await kit.dataSource.query(
+      `CREATE VIEW slow_rows AS SELECT id, organization_id FROM login_activities
+        ${mysql ? 'WHERE SLEEP(0.2) = 0' : ''}`,
+    );
+  });
+
+  afterAll(() => kit.close());
+
+  const get = (path: string) => kit.http().get(path).set('Authorization', `Bearer ${token}`);
+
+  it('lets ordinary listings run under the limit', async () => {
+    const response = await get('/v1/login_activities').expect(200);
+    expect(response.headers['x-total-count']).toBe('3');
+  });
+
+  it('answers 503 problem+json with Retry-After when a query outlives the limit (MySQL)', async () => {
+    const response = await get('/v1/slow_rows');
+    if (kit.dataSource.options.type === 'mysql') {
+      expect(response.status).toBe(503);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.headers['retry-after']).toMatch(/^\d+$/);
+      expect(response.body.status).toBe(503);
+      expect(JSON.stringify(response.body)).not.toMatch(/SLEEP|max_statement_time|SELECT/i);
+    } else {
+      // The embedded SQLite has no statement limit (and no server a query could pin).
+      expect(response.status).toBe(200);
+      expect(response.headers['x-total-count']).toBe('3');
+    }
+  });
+});
