@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { ListingTotal } from './listing.repository';
@@ -13,6 +13,7 @@ const KEY_PREFIX = 'listing:count:';
 /** How long one instance may hold the right to count a key before others count it themselves. */
 const LOCK_MS = 5_000;
 const POLL_MS = 25;
+const REDIS_CONNECT_WAIT_MS = 2_000;
 
 /**
  * Caches listing totals for a short time so that `page_count` does not cost a full COUNT per
@@ -26,7 +27,7 @@ const POLL_MS = 25;
  *   counting here: Redis makes totals cheaper, never wrong or unavailable.
  */
 @Injectable()
-export class CountCache implements OnModuleDestroy {
+export class CountCache implements OnModuleInit, OnModuleDestroy {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<ListingTotal>>();
   private readonly ttlMs: number;
@@ -54,8 +55,27 @@ export class CountCache implements OnModuleDestroy {
     }
   }
 
+  /** Gives Redis a moment to connect at boot; without it the service starts and counts locally. */
+  async onModuleInit(): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, REDIS_CONNECT_WAIT_MS);
+      redis.once('ready', done);
+    });
+  }
+
   async onModuleDestroy(): Promise<void> {
     if (!this.redis) return;
+    if (this.redis.status !== 'ready') {
+      this.redis.disconnect();
+      return;
+    }
     try {
       await this.redis.quit();
     } catch {
@@ -100,6 +120,12 @@ export class CountCache implements OnModuleDestroy {
           if (published !== undefined) return published;
         }
         return await this.counted(key, compute);
+      }
+      // The total may have been published between the first look and taking the lock.
+      const published = await this.readShared(redis, key, redisKey);
+      if (published !== undefined) {
+        await redis.del(lockKey);
+        return published;
       }
     } catch (error) {
       this.redisFailed(error as Error);

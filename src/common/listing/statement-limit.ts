@@ -56,24 +56,23 @@ export class StatementLimit {
     return sql;
   }
 
-  /** Starts a read-only transaction whose reads all see one snapshot. */
+  /**
+   * Starts a read-only transaction whose reads all see one snapshot. On SQLite it does nothing:
+   * TypeORM shares one connection between all requests there, so a transaction would take in
+   * other requests' statements; the count and the page are read back to back instead (the
+   * embedded database is only written by the token CLI and the demo seeding).
+   */
   async beginSnapshot(runner: QueryRunner): Promise<void> {
-    if (this.flavor === 'sqlite') {
-      // SQLite transactions are serializable: the first read fixes what the others see.
-      await runner.startTransaction();
-      return;
-    }
+    if (this.flavor === 'sqlite') return;
     await runner.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
     await runner.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
   }
 
   async commit(runner: QueryRunner): Promise<void> {
-    if (this.flavor === 'sqlite') await runner.commitTransaction();
-    else await runner.query('COMMIT');
+    if (this.flavor !== 'sqlite') await runner.query('COMMIT');
   }
 
   async rollback(runner: QueryRunner): Promise<void> {
-    if (this.flavor === 'sqlite') await runner.rollbackTransaction();
-    else await runner.query('ROLLBACK');
+    if (this.flavor !== 'sqlite') await runner.query('ROLLBACK');
   }
 }

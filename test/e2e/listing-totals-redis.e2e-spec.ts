@@ -1,0 +1,63 @@
+import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
+import { startTestApp, TestApp } from '../kit';
+
+/** Redis of this machine (CI starts it); totals are keyed per database, so runs do not mix. */
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('listing totals shared through Redis', () => {
+  let first: TestApp;
+  let second: TestApp;
+  let redisDown: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    const env = { REDIS_URL, COUNT_CACHE_TTL_MS: '60000' };
+    first = await startTestApp({ env });
+    second = await startTestApp({ env, database: first.database });
+    // Nothing listens on port 1: this instance must fall back to counting by itself.
+    redisDown = await startTestApp({
+      env: { ...env, REDIS_URL: 'redis://127.0.0.1:1' },
+      database: first.database,
+    });
+    token = await first.token();
+    await first.data.many(7, () => first.data.loginActivity({ success: false }));
+  });
+
+  afterAll(async () => {
+    await redisDown.close();
+    await second.close();
+    await first.close();
+  });
+
+  const counts = () =>
+    first.app.get(LoginActivitiesRepository).countStatements +
+    second.app.get(LoginActivitiesRepository).countStatements;
+
+  it('counts a key once across instances under concurrent requests', async () => {
+    const before = counts();
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? second : first)
+          .http()
+          .get(`/v1/login_activities?success=false&limit=3&page=${(i % 3) + 1}`)
+          .set('Authorization', `Bearer ${token}`),
+      ),
+    );
+    for (const response of responses) {
+      expect(response.status).toBe(200);
+      expect(response.headers['x-total-count']).toBe('7');
+    }
+    expect(counts() - before).toBe(1);
+  });
+
+  it('still answers with true totals when Redis is unreachable', async () => {
+    const response = await redisDown
+      .http()
+      .get('/v1/login_activities?success=false&limit=3&page=3')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(response.headers['x-total-count']).toBe('7');
+    expect(response.body.pagination.page_count).toBe(3);
+    expect(response.body.data).toHaveLength(1);
+  });
+});
