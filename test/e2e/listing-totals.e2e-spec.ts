@@ -159,4 +159,55 @@ describe('listing totals and deep pages', () => {
       expect(after.headers['x-total-count']).toBe('10');
     });
   });
+
+  describe('keyset walks', () => {
+    let kit: TestApp;
+    let token: string;
+    let ids: number[];
+
+    beforeAll(async () => {
+      kit = await startTestApp({ env: { COUNT_CACHE_TTL_MS: '60000' } });
+      token = await kit.token();
+      const rows = await makeRows(kit, 5);
+      // Ids on both sides of the 4096-id buckets the keyset totals are counted in.
+      const explicit = [4095, 4096, 4097, 8200, 12289];
+      for (const id of explicit) {
+        await kit.dataSource.query(
+          `INSERT INTO login_activities (id, user_email, authentication_method, ip_address,
+             otp_required, success, created_at) VALUES (?, 'k@example.com', 'password',
+             '192.0.2.1', 0, 1, '2026-01-01 00:00:00.000')`,
+          [id],
+        );
+      }
+      ids = [...rows.map((row) => row.id), ...explicit].sort((a, b) => a - b);
+    });
+
+    afterAll(() => kit.close());
+
+    it.each([1, 3, 4095, 4096, 4097, 5000, 8200, 8191, 12289, 20000])(
+      'after_id=%i: total and rows are those above the id',
+      async (afterId) => {
+        const response = await listAll(kit, token, `after_id=${afterId}&limit=2`).expect(200);
+        const above = ids.filter((id) => id > afterId);
+        expect(response.headers['x-total-count']).toBe(String(above.length));
+        expect(response.body.data.map((item: { id: number }) => item.id)).toEqual(
+          above.slice(0, 2),
+        );
+      },
+    );
+
+    it.each([1, 4096, 4097, 8192, 9000, 12290, 99999])(
+      'before_id=%i (sort=-id): total and rows are those below the id',
+      async (beforeId) => {
+        const response = await listAll(kit, token, `sort=-id&before_id=${beforeId}&limit=2`).expect(
+          200,
+        );
+        const below = ids.filter((id) => id < beforeId).reverse();
+        expect(response.headers['x-total-count']).toBe(String(below.length));
+        expect(response.body.data.map((item: { id: number }) => item.id)).toEqual(
+          below.slice(0, 2),
+        );
+      },
+    );
+  });
 });
