@@ -23,6 +23,8 @@ interface Scenario {
   expectedStatus: number;
   /** Also time this many requests one after the other and report their median. */
   sequential?: number;
+  /** The sequential requests walk on: each asks for the ids after the last one it got. */
+  walk?: boolean;
 }
 
 interface Row {
@@ -129,6 +131,7 @@ async function benchSize(
         token: 'good',
         expectedStatus: 200,
         sequential: 20,
+        walk: true,
       },
     ];
     const rows: Row[] = [];
@@ -141,7 +144,7 @@ async function benchSize(
         );
       }
       const sequentialMedianMs = scenario.sequential
-        ? await sequentialMedian(server, scenario.path, headers, scenario.sequential)
+        ? await sequentialMedian(server, scenario.path, headers, scenario.sequential, scenario.walk)
         : undefined;
       const target = {
         url: `${server.baseUrl}${scenario.path}`,
@@ -191,13 +194,16 @@ async function sequentialMedian(
   path: string,
   headers: Record<string, string>,
   count: number,
+  walk = false,
 ): Promise<number> {
   const times: number[] = [];
+  let next = path;
   for (let i = 0; i < count; i++) {
     const started = performance.now();
-    const response = await fetch(`${server.baseUrl}${path}`, { headers });
-    await response.arrayBuffer();
+    const response = await fetch(`${server.baseUrl}${next}`, { headers });
+    const body = (await response.json()) as { data: { id: number }[] };
     times.push(performance.now() - started);
+    if (walk) next = path.replace(/after_id=\d+/, `after_id=${body.data.at(-1)?.id ?? 0}`);
   }
   times.sort((a, b) => a - b);
   return (times[Math.floor((count - 1) / 2)] + times[Math.ceil((count - 1) / 2)]) / 2;

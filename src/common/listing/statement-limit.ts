@@ -3,6 +3,7 @@ import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 
 type Flavor = 'mariadb' | 'mysql' | 'sqlite';
 
 const flavors = new WeakMap<DataSource, Promise<Flavor>>();
+const idIndexes = new WeakMap<DataSource, Map<string, Promise<string | undefined>>>();
 
 function flavorOf(dataSource: DataSource): Promise<Flavor> {
   let flavor = flavors.get(dataSource);
@@ -31,18 +32,57 @@ function flavorOf(dataSource: DataSource): Promise<Flavor> {
  */
 export class StatementLimit {
   private constructor(
+    private readonly dataSource: DataSource,
     private readonly flavor: Flavor,
     private readonly timeoutMs: number,
   ) {}
 
   static async for(dataSource: DataSource, timeoutMs: number): Promise<StatementLimit> {
-    return new StatementLimit(await flavorOf(dataSource), timeoutMs);
+    return new StatementLimit(dataSource, await flavorOf(dataSource), timeoutMs);
   }
 
-  /** Runs a SELECT built by `query` on `runner` and returns its raw rows. */
-  async run<T>(runner: QueryRunner, query: SelectQueryBuilder<ObjectLiteral>): Promise<T[]> {
-    const [sql, parameters] = query.getQueryAndParameters();
+  /**
+   * Runs a SELECT built by `query` on `runner` and returns its raw rows; `forceIndex` names the
+   * index the table aliased `t` must be read through (MySQL/MariaDB only).
+   */
+  async run<T>(
+    runner: QueryRunner,
+    query: SelectQueryBuilder<ObjectLiteral>,
+    forceIndex?: { table: string; index: string },
+  ): Promise<T[]> {
+    let [sql, parameters] = query.getQueryAndParameters();
+    if (forceIndex && this.flavor !== 'sqlite') {
+      sql = sql.replace(
+        `FROM \`${forceIndex.table}\` \`t\``,
+        `FROM \`${forceIndex.table}\` \`t\` FORCE INDEX (\`${forceIndex.index}\`)`,
+      );
+    }
     return runner.query(this.limited(sql), parameters) as Promise<T[]>;
+  }
+
+  /**
+   * The name of an index on `table` whose only column is `id`, if there is one (MySQL/MariaDB):
+   * walking it in id order reads ids only, where the primary key would read whole rows.
+   */
+  narrowIdIndex(table: string): Promise<string | undefined> {
+    if (this.flavor === 'sqlite') return Promise.resolve(undefined);
+    let byTable = idIndexes.get(this.dataSource);
+    if (!byTable) idIndexes.set(this.dataSource, (byTable = new Map()));
+    let found = byTable.get(table);
+    if (!found) {
+      found = this.dataSource
+        .query(
+          `SELECT INDEX_NAME AS name FROM information_schema.STATISTICS
+            WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
+            GROUP BY INDEX_NAME
+           HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = 'id'`,
+          [table],
+        )
+        .then((rows: { name: string }[]) => rows[0]?.name);
+      found.catch(() => byTable.delete(table));
+      byTable.set(table, found);
+    }
+    return found;
   }
 
   limited(sql: string): string {
