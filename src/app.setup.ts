@@ -18,6 +18,9 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   configurePagination(config.pagination);
   express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
+  // List replies get their ETag from PageEnvelopeInterceptor, the one place that knows what a page
+  // depends on; Express's automatic body ETag would also tag errors and could disagree with it.
+  express.set('etag', false);
   if (config.trustProxy) express.set('trust proxy', true);
 
   const knownPaths = new Set<string>();
