@@ -1,4 +1,4 @@
-import { startTestApp, TestApp, UserRow } from '../kit';
+import { parseLinks, startTestApp, TestApp, UserRow } from '../kit';
 
 /**
  * Filters, sorts, keyset walks and the headers of the users listing, against a reference
@@ -375,13 +375,3 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
     });
   });
 });
-
-/** `rel` → URL of an RFC 8288 Link header. */
-export function parseLinks(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(/,\s*(?=<)/)) {
-    const match = /^<([^>]*)>;\s*rel="([^"]+)"$/.exec(part.trim());
-    if (match) out[match[2]] = match[1];
-  }
-  return out;
-}
