@@ -29,6 +29,7 @@ describe('conditional GET of list replies (ETag, If-None-Match, Cache-Control)',
       const response = await get(path).expect(200);
       expect(response.headers.etag).toMatch(/^"[A-Za-z0-9_-]{16,}"$/);
       expect(response.headers['cache-control']).toBe('private, no-cache');
+      expect(response.headers.vary).toMatch(/\bAuthorization\b/);
       const again = await get(path).expect(200);
       expect(again.headers.etag).toBe(response.headers.etag);
     },

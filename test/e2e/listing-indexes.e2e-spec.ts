@@ -5,6 +5,7 @@ import { sortKeys } from '../../src/common/listing/listing-definition';
 import type { ListingQuery } from '../../src/common/listing/listing-query.dto';
 import type { ListingRepository } from '../../src/common/listing/listing.repository';
 import { QueryValidationPipe } from '../../src/common/validation/query-validation.pipe';
+import { ListingIndexes1763856000000 } from '../../src/database/migrations/1763856000000-listing-indexes';
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { ListLoginActivitiesQueryDto } from '../../src/login-activities/dto/list-login-activities-query.dto';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
@@ -173,5 +174,31 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     );
     expect(checked).toBeGreaterThan(80);
     expect(problems).toEqual([]);
+  });
+
+  it('reverts and re-applies its migration cleanly', async () => {
+    const indexNames = async (table: string): Promise<string[]> => {
+      const rows: { Key_name?: string; name?: string }[] = await kit.dataSource.query(
+        mysql ? `SHOW INDEX FROM ${table}` : `PRAGMA index_list(${table})`,
+      );
+      return rows.map((row) => String(row.Key_name ?? row.name));
+    };
+    const added = ['ix_users_org_created_at', 'ix_login_activities_success'];
+    const runner = kit.dataSource.createQueryRunner();
+    try {
+      const migration = new ListingIndexes1763856000000();
+      await migration.down(runner);
+      const afterDown = [...(await indexNames('users')), ...(await indexNames('login_activities'))];
+      expect(afterDown).not.toEqual(expect.arrayContaining([added[0]]));
+      expect(afterDown).not.toEqual(expect.arrayContaining([added[1]]));
+      expect(afterDown).toEqual(
+        expect.arrayContaining(['ix_users_org_id', 'ix_login_activities_user_id']),
+      );
+      await migration.up(runner);
+      const afterUp = [...(await indexNames('users')), ...(await indexNames('login_activities'))];
+      expect(afterUp).toEqual(expect.arrayContaining(added));
+    } finally {
+      await runner.release();
+    }
   });
 });

@@ -31,6 +31,8 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         if (link) response.setHeader('Link', link);
         // Caches may keep it (per user) but must revalidate it each time: the ETag makes that cheap.
         response.setHeader('Cache-Control', 'private, no-cache');
+        // The page depends on the token (its organization scope), not only on the URL.
+        response.vary('Authorization');
         const envelope = toEnvelope(result);
         response.setHeader('ETag', entityTag(envelope, result.total));
         return envelope;
