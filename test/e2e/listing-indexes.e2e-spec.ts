@@ -38,7 +38,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     });
     if (mysql) await kit.dataSource.query('ANALYZE TABLE users, login_activities');
     else await kit.dataSource.query('ANALYZE');
-  }, 120_000);
+  }, 120_000); // Seeding a few thousand rows; jest applies no project-level timeout.
 
   afterAll(() => kit.close());
 
@@ -133,7 +133,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     );
     expect(checked).toBeGreaterThan(150);
     expect(problems).toEqual([]);
-  });
+  }, 60_000);
 
   it('serves every login activity filter and sort from an index, scoped or not', async () => {
     const repository = kit.app.get(LoginActivitiesRepository);
@@ -174,7 +174,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     );
     expect(checked).toBeGreaterThan(80);
     expect(problems).toEqual([]);
-  });
+  }, 60_000);
 
   it('reverts and re-applies its migration cleanly', async () => {
     const indexNames = async (table: string): Promise<string[]> => {
@@ -200,5 +200,5 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     } finally {
       await runner.release();
     }
-  });
+  }, 60_000);
 });

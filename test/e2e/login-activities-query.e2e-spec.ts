@@ -8,6 +8,9 @@ const T = Date.parse('2026-06-01T00:00:00.000Z');
 const at = (ms: number) => new Date(T + ms);
 const iso = (ms: number) => at(ms).toISOString();
 
+// Walks make dozens of requests; jest's 5 s default is tight on a shared 2-core machine.
+jest.setTimeout(30_000);
+
 describe('GET /v1/login_activities: filters, sorting, keyset', () => {
   let kit: TestApp;
   let token: string;

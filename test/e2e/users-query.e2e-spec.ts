@@ -9,6 +9,9 @@ const at = (ms: number) => new Date(T + ms);
 const iso = (ms: number) => at(ms).toISOString();
 const DAY = 86_400_000;
 
+// Walks make dozens of requests; jest's 5 s default is tight on a shared 2-core machine.
+jest.setTimeout(30_000);
+
 describe('GET /v1/users: filters, sorting, keyset', () => {
   let kit: TestApp;
   let token: string;
