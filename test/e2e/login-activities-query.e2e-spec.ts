@@ -1,4 +1,11 @@
-import { LoginActivityRow, parseLinks, startTestApp, TestApp, UserRow } from '../kit';
+import {
+  snapshotTables,
+  LoginActivityRow,
+  parseLinks,
+  startTestApp,
+  TestApp,
+  UserRow,
+} from '../kit';
 
 /**
  * Filters, sorts, keyset walks and the headers of the login activity listing, against a
@@ -17,12 +24,14 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
   let rows: LoginActivityRow[];
   let ada: UserRow;
   let bob: UserRow;
+  let scopedToken: string;
 
   beforeAll(async () => {
     kit = await startTestApp();
     token = await kit.token();
     ada = await kit.data.user({ email: 'ada@example.com' });
     bob = await kit.data.user({ email: 'bob@example.com' });
+    scopedToken = await kit.token({ organizationId: ada.organization_id });
     const { data } = kit;
     rows = [
       await data.loginActivity({ user: ada, session_id: 'sess_a1', created_at: at(0) }),
@@ -91,6 +100,11 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
         }),
       )),
     ];
+  });
+
+  let before: Record<string, string>;
+  beforeAll(async () => {
+    before = await snapshotTables(kit.dataSource);
   });
 
   afterAll(() => kit.close());
@@ -316,7 +330,7 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
 
   describe('organization scope', () => {
     it('filters, counts and links only within the token’s organization', async () => {
-      const scoped = await kit.token({ organizationId: ada.organization_id });
+      const scoped = scopedToken;
       const mine = rows.filter((row) => row.organization_id === ada.organization_id);
       const all = await get('limit=5&sort=-created_at&success=true', scoped).expect(200);
       const want = mine.filter((row) => row.success);
@@ -332,5 +346,9 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       const ghost = await get('user_email=ghost@nowhere.test', scoped).expect(200);
       expect(ghost.body.data).toEqual([]);
     });
+  });
+
+  it('changed no row, whatever the requests above asked', async () => {
+    expect(await snapshotTables(kit.dataSource)).toEqual(before);
   });
 });

@@ -1,4 +1,4 @@
-import { parseLinks, startTestApp, TestApp, UserRow } from '../kit';
+import { snapshotTables, parseLinks, startTestApp, TestApp, UserRow } from '../kit';
 
 /**
  * Filters, sorts, keyset walks and the headers of the users listing, against a reference
@@ -66,6 +66,11 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
         ),
       )),
     ];
+  });
+
+  let before: Record<string, string>;
+  beforeAll(async () => {
+    before = await snapshotTables(kit.dataSource);
   });
 
   afterAll(() => kit.close());
@@ -376,5 +381,9 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
       expect(response.headers['x-total-count']).toBe('0');
       expect(response.headers.link).toBeUndefined();
     });
+  });
+
+  it('changed no row, whatever the requests above asked', async () => {
+    expect(await snapshotTables(kit.dataSource)).toEqual(before);
   });
 });
