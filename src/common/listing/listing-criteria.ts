@@ -16,7 +16,12 @@ export interface ListingCriteria {
   direction: SortDirection;
 }
 
-const escapeLike = (value: string) => value.replace(/[\\%_]/g, (char) => `\\${char}`);
+/**
+ * LIKE escaping with `!`: a backslash would need writing differently per dialect (MySQL reads
+ * `'\'` as an unterminated string), `!` means the same on MySQL and SQLite.
+ */
+const LIKE_ESCAPE = '!';
+const escapeLike = (value: string) => value.replace(/[!%_]/g, (char) => `${LIKE_ESCAPE}${char}`);
 
 /**
  * Turns a validated query and the caller's principal into criteria. The organization scope of the
@@ -58,7 +63,7 @@ export function buildCriteria(
       case 'prefix': {
         const columns = filter.columns ?? [column!];
         conditions.push({
-          sql: `(${columns.map((c) => `t.${c} LIKE :${name} ESCAPE '\\'`).join(' OR ')})`,
+          sql: `(${columns.map((c) => `t.${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`).join(' OR ')})`,
           params: { [name]: `${escapeLike(String(value))}%` },
         });
         break;

@@ -23,6 +23,17 @@ export interface ProblemBody {
   errors?: { parameter: string; message: string }[];
 }
 
+/** Anything shaped like one of our tokens, as it may appear (percent-encoded or not) in a URL. */
+const TOKEN_IN_TEXT = /lsk_(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){20,}/g;
+
+/**
+ * Blanks out anything token-shaped: a client may put its token in the URL (a query value, even a
+ * parameter name), and problem bodies echo the URL and parameter names.
+ */
+export function redactTokens(text: string): string {
+  return text.replace(TOKEN_IN_TEXT, 'lsk_[redacted]');
+}
+
 /** Writes an RFC 9457 problem+json reply; also used by middleware that answers before routing. */
 export function sendProblem(
   request: Request,
@@ -43,7 +54,10 @@ export function sendProblem(
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     response.setHeader(name, value);
   }
-  response.status(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  response
+    .status(status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(redactTokens(JSON.stringify(body)));
 }
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
