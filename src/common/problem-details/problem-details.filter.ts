@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
+import { redactTokens } from '../auth/token-redaction';
 import { ProblemException, ProblemOptions } from './problem.exception';
 import { isDatabaseUnavailable } from './database-errors';
 
@@ -21,17 +22,6 @@ export interface ProblemBody {
   instance: string;
   request_id?: string;
   errors?: { parameter: string; message: string }[];
-}
-
-/** Anything shaped like one of our tokens, as it may appear (percent-encoded or not) in a URL. */
-const TOKEN_IN_TEXT = /lsk_(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){20,}/g;
-
-/**
- * Blanks out anything token-shaped: a client may put its token in the URL (a query value, even a
- * parameter name), and problem bodies echo the URL and parameter names.
- */
-export function redactTokens(text: string): string {
-  return text.replace(TOKEN_IN_TEXT, 'lsk_[redacted]');
 }
 
 /** Writes an RFC 9457 problem+json reply; also used by middleware that answers before routing. */
