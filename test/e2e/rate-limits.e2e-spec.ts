@@ -10,6 +10,7 @@ describe('rate limits per token (CONTRACT §6)', () => {
   let unlimited: TestApp;
   let sharedA: TestApp;
   let sharedB: TestApp;
+  let redisDown: TestApp;
 
   beforeAll(async () => {
     // Token look-ups uncached, so every request that gets past the limiter shows up as a look-up.
@@ -31,9 +32,14 @@ describe('rate limits per token (CONTRACT §6)', () => {
     };
     sharedA = await startTestApp({ database: kit.database, env: redisEnv });
     sharedB = await startTestApp({ database: kit.database, env: redisEnv });
+    // Nothing listens on port 1: Redis is unreachable from the start.
+    redisDown = await startTestApp({
+      database: kit.database,
+      env: { ...redisEnv, REDIS_URL: 'redis://127.0.0.1:1' },
+    });
   });
   afterAll(async () => {
-    for (const app of [sharedB, sharedA, unlimited]) await app?.close();
+    for (const app of [redisDown, sharedB, sharedA, unlimited]) await app?.close();
     await kit?.close();
   });
 
@@ -171,5 +177,14 @@ describe('rate limits per token (CONTRACT §6)', () => {
     expect(remainingOf((await call(sharedA).expect(200)).headers['ratelimit'])).toBe(0);
     const refused = await call(sharedB).expect(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('keeps serving and limiting with per-instance counters when Redis is unreachable', async () => {
+    const token = await redisDown.token();
+    const call = () => redisDown.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+    for (const remaining of [2, 1, 0]) {
+      expect(remainingOf((await call().expect(200)).headers['ratelimit'])).toBe(remaining);
+    }
+    await call().expect(429);
   });
 });
