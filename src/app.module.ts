@@ -15,6 +15,7 @@ import { DemoDataBootstrap } from './database/demo-data.bootstrap';
 import { HealthModule } from './health/health.module';
 import { buildLoggerOptions } from './logging/logger-options';
 import { LoginActivitiesModule } from './login-activities/login-activities.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { UsersModule } from './users/users.module';
 
 /**
@@ -38,6 +39,7 @@ export class AppModule {
         }),
         DiscoveryModule,
         ListingModule,
+        RateLimitModule,
         AuthModule,
         HealthModule,
         UsersModule,
