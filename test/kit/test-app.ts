@@ -9,6 +9,7 @@ import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
 import { SCOPES } from '../../src/common/auth/principal';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { __resetOutOfContextForTests as resetOutOfContextLogger } from 'nestjs-pino/PinoLogger';
 import { DataFactory } from './factories';
 import { LogCapture } from './log-capture';
 import { createTestDatabase, TestDatabase, TestTarget } from './test-database';
@@ -81,6 +82,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...database.env,
     ...options.env,
   });
+  // nestjs-pino keeps the logger for lines written outside a request in a process-wide variable,
+  // set by the first app only; without this reset a second app in the same test file would write
+  // those lines with the first app's level and destination.
+  resetOutOfContextLogger();
   const moduleRef = await Test.createTestingModule({
     imports: [
       AppModule.forRoot(config, options.imports, { logDestination: captured?.destination }),
