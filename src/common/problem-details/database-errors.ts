@@ -31,7 +31,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof candidate.errno === 'number' && UNAVAILABLE_ERRNOS.has(candidate.errno)) return true;
     if (
       current instanceof Error &&
-      /Connection is not established|pool is closed/i.test(current.message)
+      /Connection is not established|pool is closed|database connection is not open/i.test(
+        current.message,
+      )
     ) {
       return true;
     }
