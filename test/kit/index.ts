@@ -2,3 +2,4 @@ export * from './factories';
 export * from './snapshot';
 export * from './test-app';
 export * from './test-database';
+export * from './tcp-proxy';
