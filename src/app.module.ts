@@ -1,7 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
@@ -14,7 +13,7 @@ import { ConfigModule } from './config/config.module';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { DemoDataBootstrap } from './database/demo-data.bootstrap';
 import { HealthModule } from './health/health.module';
-import { buildLoggerOptions } from './logging/logger-options';
+import { LoggingModule } from './logging/logging.module';
 import { LoginActivitiesModule } from './login-activities/login-activities.module';
 import { UsersModule } from './users/users.module';
 
@@ -39,7 +38,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(buildLoggerOptions(config, options.logDestination)),
+        LoggingModule.forRoot(config, options.logDestination),
         TypeOrmModule.forRoot({
           ...buildDataSourceOptions(config),
           // Keep trying at boot in production (the database may start after us); fail fast in tests.

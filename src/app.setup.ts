@@ -3,11 +3,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
+import type { HttpLogger } from 'pino-http';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { collectGetRoutePaths } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
+import { HTTP_LOGGER } from './logging/logging.module';
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so
@@ -22,6 +24,8 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
 
   const knownPaths = new Set<string>();
   express.use(requestIdMiddleware);
+  // First after the id, so that every reply is logged, also those middleware gives (405, 406).
+  express.use(app.get<HttpLogger>(HTTP_LOGGER));
   express.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   express.use(httpSemanticsMiddleware(knownPaths));
   if (config.corsOrigins.length) {

@@ -1,5 +1,4 @@
-import type { Params } from 'nestjs-pino';
-import type { DestinationStream, LevelWithSilent } from 'pino';
+import type { LevelWithSilent } from 'pino';
 import type { Options } from 'pino-http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppConfig } from '../config/app-config';
@@ -34,11 +33,11 @@ function levelFor(_request: IncomingMessage, response: ServerResponse): LevelWit
  * and the token's id. Headers are not logged at all, so a bearer token can never reach a log line;
  * the path is logged without its query string.
  *
- * `destination` replaces stdout (the test kit passes one to read the real log lines back);
- * pretty printing is a transport, which pino cannot combine with a destination, so it is off then.
+ * `withDestination`: pretty printing is a transport, which pino cannot combine with a
+ * destination stream (the test kit's capture), so it is off then.
  */
-export function buildLoggerOptions(config: AppConfig, destination?: DestinationStream): Params {
-  const options: Options = {
+export function buildHttpLoggerOptions(config: AppConfig, withDestination = false): Options {
+  return {
     level: config.log.level,
     genReqId: (request) => request.id,
     customLogLevel: levelFor,
@@ -63,9 +62,8 @@ export function buildLoggerOptions(config: AppConfig, destination?: DestinationS
     customSuccessMessage: (request, response) => `${request.method} ${response.statusCode}`,
     customErrorMessage: (request, response) => `${request.method} ${response.statusCode}`,
     transport:
-      config.log.pretty && !destination
+      config.log.pretty && !withDestination
         ? { target: 'pino-pretty', options: { singleLine: true } }
         : undefined,
   };
-  return { pinoHttp: destination ? [options, destination] : options };
 }

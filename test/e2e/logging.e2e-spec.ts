@@ -60,6 +60,13 @@ describe('request logs (captured from the real pino logger)', () => {
     expect(notFound.route).toBeUndefined();
     expect(kit.logText()).not.toContain('secret=1');
 
+    // Replies given by middleware before routing are logged too.
+    await kit.http().post('/v1/users').set('X-Request-Id', 'log-405').expect(405);
+    expect(await kit.waitForLog(byRequestId('log-405'))).toMatchObject({
+      req: { method: 'POST', path: '/v1/users' },
+      res: { status: 405 },
+    });
+
     await kit.http().get('/health/ready').set('X-Request-Id', 'log-ready').expect(200);
     expect(await kit.waitForLog(byRequestId('log-ready'))).toMatchObject({
       route: '/health/ready',
