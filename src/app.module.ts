@@ -14,6 +14,7 @@ import { buildDataSourceOptions } from './database/data-source-options';
 import { DemoDataBootstrap } from './database/demo-data.bootstrap';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { LoginActivitiesModule } from './login-activities/login-activities.module';
 import { UsersModule } from './users/users.module';
 
@@ -49,6 +50,7 @@ export class AppModule {
         ListingModule,
         AuthModule,
         HealthModule,
+        MetricsModule.forRoot(config),
         UsersModule,
         LoginActivitiesModule,
         ...extraModules,

@@ -10,6 +10,7 @@ import { collectGetRoutePaths } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { HTTP_LOGGER } from './logging/logging.module';
+import { HttpMetrics } from './metrics/http-metrics';
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so
@@ -26,6 +27,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   express.use(requestIdMiddleware);
   // First after the id, so that every reply is logged, also those middleware gives (405, 406).
   express.use(app.get<HttpLogger>(HTTP_LOGGER));
+  if (config.metrics.enabled) express.use(app.get(HttpMetrics).middleware);
   express.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   express.use(httpSemanticsMiddleware(knownPaths));
   if (config.corsOrigins.length) {
