@@ -34,7 +34,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     express.enableCors({ origin: config.corsOrigins, methods: ['GET', 'HEAD'], maxAge: 600 });
   }
   app.enableVersioning({ type: VersioningType.URI });
-  app.enableShutdownHooks();
+  // Signals are handled by main.ts (src/shutdown.ts), which drains requests before closing.
 
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, {
