@@ -16,6 +16,8 @@ const UNAVAILABLE_CODES = new Set([
   'ER_STATEMENT_TIMEOUT',
   'ER_QUERY_INTERRUPTED',
   'ER_LOCK_WAIT_TIMEOUT',
+  'POOL_NOEXIST', // every read replica set aside after errors (mysql2 pool cluster)
+  'POOL_NONEONLINE',
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
 ]);
