@@ -114,11 +114,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<number[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
-    const direction: SortDirection = fromEnd ? reverse(criteria.direction) : criteria.direction;
-    const query = this.filtered(criteria)
-      .select('t.id', 'id')
-      .orderBy(`t.${criteria.sortColumn}`, direction)
-      .addOrderBy('t.id', direction);
+    const query = this.pageIdsQuery(criteria, fromEnd ? 'from end' : 'forward');
     if (fromEnd) {
       const end = Math.min(total, offset + limit);
       query.offset(total - end).limit(end - offset);
@@ -155,9 +151,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     statementLimit: StatementLimit,
     criteria: ListingCriteria,
   ): Promise<ListingTotal> {
-    const query = this.filtered(criteria)
-      .select('COUNT(*)', 'total')
-      .addSelect('MAX(t.id)', 'max_id');
+    const query = this.countQuery(criteria);
     const [row] = await statementLimit.run<{ total: number | string; max_id: unknown }>(
       runner,
       query,
@@ -201,9 +195,45 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     }
   }
 
+  /**
+   * The statements a page runs on the listing's table (the count, and the page's ids walked
+   * forward), as SQL and positional parameters: what the index test EXPLAINs.
+   */
+  describeQueries(
+    criteria: ListingCriteria,
+    offset: number,
+    limit: number,
+  ): { name: string; sql: string; params: unknown[] }[] {
+    return [
+      ['count', this.countQuery(criteria)] as const,
+      ['page ids', this.pageIdsQuery(criteria, 'forward').offset(offset).limit(limit)] as const,
+    ].map(([name, query]) => {
+      const [sql, params] = query.getQueryAndParameters();
+      return { name, sql, params: params as unknown[] };
+    });
+  }
+
+  private countQuery(criteria: ListingCriteria): SelectQueryBuilder<ObjectLiteral> {
+    return this.filtered(criteria).select('COUNT(*)', 'total').addSelect('MAX(t.id)', 'max_id');
+  }
+
+  private pageIdsQuery(
+    criteria: ListingCriteria,
+    walk: 'forward' | 'from end',
+  ): SelectQueryBuilder<ObjectLiteral> {
+    const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
+    return this.filtered(criteria)
+      .select('t.id', 'id')
+      .orderBy(`t.${criteria.sortColumn}`, direction)
+      .addOrderBy('t.id', direction);
+  }
+
   private filtered(criteria: ListingCriteria): SelectQueryBuilder<ObjectLiteral> {
     const query = this.dataSource.createQueryBuilder().from(this.definition.table, 't');
-    for (const condition of criteria.conditions) query.andWhere(condition.sql, condition.params);
+    const sqlite = this.dataSource.options.type !== 'mysql';
+    for (const condition of criteria.conditions) {
+      query.andWhere((sqlite && condition.sqliteSql) || condition.sql, condition.params);
+    }
     return query;
   }
 }

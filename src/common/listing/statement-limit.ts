@@ -50,7 +50,8 @@ export class StatementLimit {
     query: SelectQueryBuilder<ObjectLiteral>,
     forceIndex?: { table: string; index: string },
   ): Promise<T[]> {
-    let [sql, parameters] = query.getQueryAndParameters();
+    const [built, parameters] = query.getQueryAndParameters();
+    let sql = built;
     if (forceIndex && this.flavor !== 'sqlite') {
       sql = sql.replace(
         `FROM \`${forceIndex.table}\` \`t\``,

@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
  * fits the buffer pool and a deep page reads gigabytes. This index holds only ids, so a deep
  * OFFSET walks a small fraction of those bytes (the listing repository asks for it by name).
  */
-export class LoginActivitiesIdIndex1763856000000 implements MigrationInterface {
-  name = 'LoginActivitiesIdIndex1763856000000';
+export class LoginActivitiesIdIndex1763942400000 implements MigrationInterface {
+  name = 'LoginActivitiesIdIndex1763942400000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.createIndex(
