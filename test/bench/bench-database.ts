@@ -66,7 +66,11 @@ export async function ensureBenchDatabase(size: BenchSize): Promise<string> {
 async function migrate(url: string): Promise<void> {
   const dataSource = await openBenchDataSource(url);
   try {
-    await dataSource.runMigrations({ transaction: 'each' });
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    if (applied.length) {
+      log(`applied ${applied.map((migration) => migration.name).join(', ')}`);
+      await dataSource.query('ANALYZE TABLE organizations, roles, users, login_activities');
+    }
   } finally {
     await dataSource.destroy();
   }

@@ -64,6 +64,8 @@ export async function startServer(
     DB_MIGRATIONS_RUN: 'false',
     SEED_DEMO_DATA: 'false',
     RATE_LIMIT_PER_MINUTE: '0',
+    // S4 sends a rejected token on purpose, as fast as it can.
+    RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000',
     LOG_LEVEL: 'warn',
     LOG_PRETTY: 'false',
     ...extraEnv,

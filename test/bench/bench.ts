@@ -61,15 +61,16 @@ async function main(): Promise<void> {
   };
 
   buildIfStale();
-  const results = new Map<string, Row[]>();
+  const results = new Map<string, { rows: Row[]; load: string }>();
   for (const name of names) {
+    const before = loadAverage();
     const rows = await benchSize(SIZES[name], options);
-    results.set(name, rows);
+    results.set(name, { rows, load: `load average ${before} before, ${loadAverage()} after` });
   }
   await printMachine();
-  for (const [name, rows] of results) printTable(SIZES[name], rows, options);
-  const small = results.get('small')?.find((row) => row.scenario === 'S2');
-  const large = results.get('large')?.find((row) => row.scenario === 'S2');
+  for (const [name, { rows, load }] of results) printTable(SIZES[name], rows, options, load);
+  const small = results.get('small')?.rows.find((row) => row.scenario === 'S2');
+  const large = results.get('large')?.rows.find((row) => row.scenario === 'S2');
   if (small && large) {
     console.log(
       `scaling: S2 p50 large / small = ${large.p50} ms / ${small.p50} ms = ${(large.p50 / small.p50).toFixed(2)}`,
@@ -233,14 +234,20 @@ async function printMachine(): Promise<void> {
   }
 }
 
+const loadAverage = () =>
+  loadavg()
+    .map((load) => load.toFixed(2))
+    .join(' ');
+
 function printTable(
   size: BenchSize,
   rows: Row[],
   options: { duration: number; connections: number },
+  load: string,
 ): void {
   console.log(
     `\n${size.name}: ${size.users} users / ${size.activities} login activities; ` +
-      `${options.connections} connections × ${options.duration} s per scenario`,
+      `${options.connections} connections × ${options.duration} s per scenario; ${load}`,
   );
   const header = [
     'scenario',
