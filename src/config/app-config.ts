@@ -93,6 +93,17 @@ export class ConfigError extends Error {
   }
 }
 
+/** Variables whose value may hold a password or a token: a bad one is named, never echoed. */
+const SECRET_VARIABLES = new Set([
+  'DATABASE_URL',
+  'DATABASE_REPLICA_URLS',
+  'REDIS_URL',
+  'METRICS_TOKEN',
+]);
+
+const shown = (key: string, value: unknown): string =>
+  SECRET_VARIABLES.has(key) ? key : `${key}=${JSON.stringify(value ?? '')}`;
+
 const splitList = (value: string | undefined): string[] =>
   (value ?? '')
     .split(',')
@@ -111,18 +122,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const key = issue.path.join('.');
-        return `${key}=${JSON.stringify(present[key] ?? '')}: ${issue.message}`;
+        return `${shown(key, present[key])}: ${issue.message}`;
       }),
     );
   }
   const raw = parsed.data;
   const problems: string[] = [];
   const replicaUrls = splitList(raw.DATABASE_REPLICA_URLS);
-  for (const url of replicaUrls) {
+  replicaUrls.forEach((url, index) => {
     if (!databaseUrl.safeParse(url).success) {
-      problems.push(`DATABASE_REPLICA_URLS: ${JSON.stringify(url)} must be a mysql:// URL`);
+      problems.push(`DATABASE_REPLICA_URLS: entry ${index + 1} must be a mysql:// URL`);
     }
-  }
+  });
   if (replicaUrls.length > 0 && !raw.DATABASE_URL) {
     problems.push('DATABASE_REPLICA_URLS: needs DATABASE_URL (the primary) to be set');
   }
