@@ -1,6 +1,6 @@
 import { INestApplication, VersioningType } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
@@ -8,6 +8,10 @@ import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { collectGetRoutePaths } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
+import { buildOpenApiDocument } from './openapi/openapi-document';
+
+// Kept importable from here for callers of the foundation's API.
+export { buildOpenApiDocument };
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so
@@ -38,17 +42,4 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
 
   // Routes are known once the modules are resolved; the 405 check reads them from here.
   for (const path of collectGetRoutePaths(app)) knownPaths.add(path);
-}
-
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
-    .setTitle('Listing service')
-    .setDescription(
-      'Read-only, paginated listing of the platform’s users and login activity. ' +
-        'Every /v1 route needs a bearer token with the scope it names.',
-    )
-    .setVersion('1.0.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'lsk_…' }, 'bearer')
-    .build();
-  return SwaggerModule.createDocument(app, config);
 }

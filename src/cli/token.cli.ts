@@ -1,4 +1,6 @@
 import { parseArgs, ParseArgsConfig } from 'node:util';
+// Loads every module, so each registers the scopes its routes need before tokens are checked.
+import '../app.module';
 import { ApiTokensRepository } from '../auth/api-tokens.repository';
 import { parseDuration } from '../auth/token-format';
 import { TokenIssueError, TokenIssuer } from '../auth/token-issuer';
