@@ -122,57 +122,76 @@ const ref = (section: string, name: string): ReferenceObject => ({
   $ref: `#/components/${section}/${name}`,
 });
 
+interface SharedResponse {
+  name: string;
+  description: string;
+  headers: string[];
+  /** Answered by Node's HTTP server before the app sees the request: no body, no headers of ours. */
+  bare?: boolean;
+}
+
 /** The error replies of every `/v1` operation, as `#/components/responses/<name>`. */
-const PROBLEM_RESPONSES: Record<string, { name: string; description: string; headers: string[] }> =
-  {
-    '400': {
-      name: 'BadRequest',
-      description:
-        'A query parameter is invalid, repeated or unknown; `errors` names every offending one.',
-      headers: [],
-    },
-    '401': {
-      name: 'Unauthorized',
-      description: 'The bearer token is missing, malformed, unknown, expired or revoked.',
-      headers: ['WWW-Authenticate'],
-    },
-    '403': {
-      name: 'Forbidden',
-      description: 'The token lacks the scope this route needs (`error="insufficient_scope"`).',
-      headers: ['WWW-Authenticate'],
-    },
-    '404': {
-      name: 'NotFound',
-      description: 'No resource lives at this path (e.g. a mistyped or deeper path).',
-      headers: [],
-    },
-    '405': {
-      name: 'MethodNotAllowed',
-      description:
-        'Any method other than GET or HEAD on this path: the service is read-only. (Listed under GET because OpenAPI has no place for the methods a path does not support.)',
-      headers: ['Allow'],
-    },
-    '406': {
-      name: 'NotAcceptable',
-      description: 'The `Accept` header allows neither application/json nor problem+json.',
-      headers: [],
-    },
-    '429': {
-      name: 'TooManyRequests',
-      description: 'The token exceeded its rate limit; retry after `Retry-After` seconds.',
-      headers: ['Retry-After'],
-    },
-    '500': {
-      name: 'InternalServerError',
-      description: 'An unexpected error; the body reveals no internals. Quote the request id.',
-      headers: [],
-    },
-    '503': {
-      name: 'ServiceUnavailable',
-      description: 'The database is unreachable or too slow right now; retry later.',
-      headers: ['Retry-After'],
-    },
-  };
+const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
+  '400': {
+    name: 'BadRequest',
+    description:
+      'A query parameter is invalid, repeated or unknown; `errors` names every offending one.',
+    headers: [],
+  },
+  '401': {
+    name: 'Unauthorized',
+    description: 'The bearer token is missing, malformed, unknown, expired or revoked.',
+    headers: ['WWW-Authenticate'],
+  },
+  '403': {
+    name: 'Forbidden',
+    description: 'The token lacks the scope this route needs (`error="insufficient_scope"`).',
+    headers: ['WWW-Authenticate'],
+  },
+  '404': {
+    name: 'NotFound',
+    description: 'No resource lives at this path (e.g. a mistyped or deeper path).',
+    headers: [],
+  },
+  '405': {
+    name: 'MethodNotAllowed',
+    description:
+      'Any method other than GET or HEAD on this path: the service is read-only. (Listed under GET because OpenAPI has no place for the methods a path does not support.)',
+    headers: ['Allow'],
+  },
+  '413': {
+    name: 'ContentTooLarge',
+    description: 'The request has a body (beyond a few bytes): no route of this service takes one.',
+    headers: [],
+  },
+  '406': {
+    name: 'NotAcceptable',
+    description: 'The `Accept` header allows neither application/json nor problem+json.',
+    headers: [],
+  },
+  '429': {
+    name: 'TooManyRequests',
+    description: 'The token exceeded its rate limit; retry after `Retry-After` seconds.',
+    headers: ['Retry-After'],
+  },
+  '431': {
+    name: 'RequestHeaderFieldsTooLarge',
+    description:
+      'The request line and headers exceed 16 KiB. Answered by the HTTP server itself, before the service sees the request: no body and no X-Request-Id.',
+    headers: [],
+    bare: true,
+  },
+  '500': {
+    name: 'InternalServerError',
+    description: 'An unexpected error; the body reveals no internals. Quote the request id.',
+    headers: [],
+  },
+  '503': {
+    name: 'ServiceUnavailable',
+    description: 'The database is unreachable or too slow right now; retry later.',
+    headers: ['Retry-After'],
+  },
+};
 
 const isVersioned = (path: string) => /^\/v\d+\//.test(path);
 
@@ -185,6 +204,10 @@ function completeDocument(document: OpenAPIObject): OpenAPIObject {
   components.headers = { ...SHARED_HEADERS };
   const problemResponses: Record<string, ResponseObject> = {};
   for (const problem of Object.values(PROBLEM_RESPONSES)) {
+    if (problem.bare) {
+      problemResponses[problem.name] = { description: problem.description };
+      continue;
+    }
     problemResponses[problem.name] = {
       description: problem.description,
       headers: headerRefs(['X-Request-Id', ...rateLimitHeaders, ...problem.headers]),

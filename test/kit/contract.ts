@@ -43,6 +43,8 @@ const UNDOCUMENTED_OPERATIONAL_PATHS = [
   /^\/docs-json$/,
   /^\/openapi\.json$/,
 ];
+/** What a method a path does not support may answer: 405, or a refusal that comes before it. */
+const REFUSALS_OF_OTHER_METHODS = new Set([405, 413, 429, 431, 500, 503]);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 const DOCUMENT_ID = 'openapi.json';
 
@@ -56,6 +58,8 @@ export class ContractValidator {
   private readonly ajv: Ajv;
   private readonly routes: { pattern: RegExp; path: string; item: Record<string, OperationSpec> }[];
   private readonly compiled = new Map<string, ValidateFunction>();
+  /** Status → `#/components/responses/…` of the replies every operation shares (errors). */
+  private readonly sharedResponses = new Map<string, string>();
 
   constructor(private readonly document: OpenAPIObject) {
     this.ajv = new Ajv({ strict: false, allErrors: true, verbose: true });
@@ -69,6 +73,16 @@ export class ContractValidator {
       ),
       item: item as unknown as Record<string, OperationSpec>,
     }));
+    for (const route of this.routes) {
+      for (const operation of Object.values(route.item)) {
+        for (const [status, response] of Object.entries(operation?.responses ?? {})) {
+          const target = (response as { $ref?: string }).$ref;
+          if (target?.startsWith('#/components/responses/') && !this.sharedResponses.has(status)) {
+            this.sharedResponses.set(status, target);
+          }
+        }
+      }
+    }
   }
 
   /** The checked-in openapi.json, read once per test file. */
@@ -98,25 +112,24 @@ export class ContractValidator {
     if (method === 'OPTIONS') return []; // CORS preflight: not part of the contract
     const route = this.routes.find((candidate) => candidate.pattern.test(path));
     if (!route) {
-      if (exchange.status === 404)
-        return this.checkResponse(
-          exchange,
-          this.genericNotFound(),
-          'components.responses.NotFound',
-        );
+      // Unknown paths (and requests refused before routing) answer one of the shared replies.
+      const shared = this.sharedResponses.get(String(exchange.status));
+      if (shared) {
+        return this.checkResponse(exchange, this.resolve({ $ref: shared }) as ResponseSpec, shared);
+      }
       if (UNDOCUMENTED_OPERATIONAL_PATHS.some((pattern) => pattern.test(path))) return [];
       return [
-        `${path} is not in the document, yet it answered ${exchange.status} (only 404 may answer an unknown path)`,
+        `${shorten(path)} is not in the document, yet it answered ${exchange.status} (an unknown path may only give a shared reply: ${[...this.sharedResponses.keys()].join(', ')})`,
       ];
     }
     const operation =
       route.item[method.toLowerCase()] ?? (method === 'HEAD' ? route.item.get : undefined);
-    // Methods a path does not support are documented as the 405 reply of its GET operation.
+    // Methods a path does not support get the error replies of its GET operation (405 first).
     const operationName = operation
       ? `paths["${route.path}"].${method === 'HEAD' && !route.item.head ? 'get' : method.toLowerCase()}`
       : `paths["${route.path}"].get`;
     const responses = (operation ?? route.item.get)?.responses ?? {};
-    if (!operation && exchange.status !== 405) {
+    if (!operation && !REFUSALS_OF_OTHER_METHODS.has(exchange.status)) {
       return [
         `${method} is not documented for ${route.path}, so it must answer 405, not ${exchange.status}`,
       ];
@@ -142,24 +155,11 @@ export class ContractValidator {
     if (problems.length === 0) return;
     throw new ContractViolation(
       [
-        `Reply does not match openapi.json: ${exchange.method.toUpperCase()} ${exchange.url} → ${exchange.status}`,
+        `Reply does not match openapi.json: ${exchange.method.toUpperCase()} ${shorten(exchange.url)} → ${exchange.status}`,
         ...problems.map((problem) => `  - ${problem}`),
         'Fix the code, or if the change is intended, update the decorators and run `npm run openapi`.',
       ].join('\n'),
     );
-  }
-
-  /** The reply of an unknown path: the document's shared 404 problem. */
-  private genericNotFound(): ResponseSpec {
-    if (this.document.components?.responses?.NotFound) {
-      return this.resolve({ $ref: '#/components/responses/NotFound' }) as ResponseSpec;
-    }
-    return {
-      headers: { 'X-Request-Id': { required: true, schema: { type: 'string' } } },
-      content: {
-        'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemView' } },
-      },
-    };
   }
 
   private checkResponse(exchange: Exchange, response: ResponseSpec, where: string): string[] {
@@ -245,6 +245,9 @@ export class ContractValidator {
 }
 
 let checkedIn: ContractValidator | undefined;
+
+const shorten = (text: string, max = 200) =>
+  text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 
 function checkHeaderValue(value: string, spec: HeaderSpec): string | undefined {
   const schema = spec.schema ?? {};

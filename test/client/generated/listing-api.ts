@@ -273,6 +273,18 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemView"];
             };
         };
+        /** @description The request has a body (beyond a few bytes): no route of this service takes one. */
+        ContentTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemView"];
+            };
+        };
         /** @description The token exceeded its rate limit; retry after `Retry-After` seconds. */
         TooManyRequests: {
             headers: {
@@ -285,6 +297,13 @@ export interface components {
             content: {
                 "application/problem+json": components["schemas"]["ProblemView"];
             };
+        };
+        /** @description The request line and headers exceed 16 KiB. Answered by the HTTP server itself, before the service sees the request: no body and no X-Request-Id. */
+        RequestHeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
         };
         /** @description An unexpected error; the body reveals no internals. Quote the request id. */
         InternalServerError: {
@@ -406,7 +425,9 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["ContentTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -491,7 +512,9 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["ContentTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
