@@ -203,8 +203,7 @@ export class ContractValidator {
     if (!validate(body)) {
       const schemaName =
         '$ref' in schema ? String(schema.$ref) : `${where}.content["${contentType}"].schema`;
-      for (const error of validate.errors ?? [])
-        problems.push(describeSchemaError(error, schemaName));
+      problems.push(...describeSchemaErrors(validate.errors ?? [], schemaName));
     }
     if (
       contentType === 'application/problem+json' &&
@@ -263,16 +262,36 @@ function checkHeaderValue(value: string, spec: HeaderSpec): string | undefined {
   return undefined;
 }
 
-function describeSchemaError(error: ErrorObject, schemaName: string): string {
-  const where = `body${error.instancePath || ''}`;
-  const value = JSON.stringify(error.data);
-  const shown =
-    value === undefined ? '' : ` (got ${value.length > 80 ? `${value.slice(0, 80)}…` : value})`;
-  const detail =
-    error.keyword === 'additionalProperties'
-      ? `has "${(error.params as { additionalProperty: string }).additionalProperty}", which the document does not name`
-      : error.message;
-  return `${where} ${detail}${error.keyword === 'additionalProperties' ? '' : shown} [schema ${schemaName} ${error.schemaPath}]`;
+/**
+ * One line per distinct failure (the same rule broken by every item of a page is one line, with
+ * the count), each naming where in the body, what, the value and the schema rule.
+ */
+function describeSchemaErrors(errors: ErrorObject[], schemaName: string): string[] {
+  const groups = new Map<string, { first: ErrorObject; count: number }>();
+  for (const error of errors) {
+    const key = `${error.instancePath.replace(/\/\d+(?=\/|$)/g, '/*')}|${error.schemaPath}|${error.message}`;
+    const group = groups.get(key);
+    if (group) group.count += 1;
+    else groups.set(key, { first: error, count: 1 });
+  }
+  return [...groups.values()].map(({ first, count }) => {
+    const where = `body${first.instancePath || ''}`;
+    const value = JSON.stringify(first.data);
+    const shown =
+      value === undefined || first.keyword === 'additionalProperties'
+        ? ''
+        : ` (got ${value.length > 80 ? `${value.slice(0, 80)}…` : value})`;
+    const detail =
+      first.keyword === 'additionalProperties'
+        ? `has "${(first.params as { additionalProperty: string }).additionalProperty}", which the document does not name`
+        : first.message;
+    const more = count > 1 ? `, and ${count - 1} more like it` : '';
+    // A rule inside a referenced schema is named by its own path; else relative to the reply's.
+    const rule = first.schemaPath.startsWith('#/components/')
+      ? first.schemaPath
+      : `${schemaName}${first.schemaPath.slice(1)}`;
+    return `${where} ${detail}${shown}${more} [schema ${rule.replace(`${DOCUMENT_ID}#`, '#')}]`;
+  });
 }
 
 /**
