@@ -61,18 +61,21 @@ export function ApiListing(
         ETag: {
           required: true,
           schema: { type: 'string' },
-          description: 'Send it back as `If-None-Match` to get a 304 when nothing changed.',
+          description:
+            'Strong tag of the page and its total; send it back as `If-None-Match` to get a 304 when nothing changed.',
         },
         'Cache-Control': {
           required: true,
           schema: { type: 'string', enum: ['private, no-cache'] },
-          description: 'Replies depend on the token: cache privately and revalidate.',
+          description:
+            'Per-token replies: cache privately, revalidate every time (with If-None-Match).',
         },
       },
     }),
     ApiResponse({
       status: 304,
-      description: 'Not modified: `If-None-Match` matched the current ETag. No body.',
+      description:
+        'Not modified: `If-None-Match` holds the current ETag (also in a list, or as W/…). No body.',
       headers: {
         ETag: { required: true, schema: { type: 'string' }, description: 'The current ETag.' },
       },

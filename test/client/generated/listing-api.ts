@@ -370,7 +370,7 @@ export interface operations {
                 role_id?: number;
                 /** @description Exact e-mail address, case-insensitive. */
                 email?: string;
-                /** @description Users whose name or e-mail starts with this text (case-insensitive). */
+                /** @description Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match themselves). A prefix, not a substring, so that the name and e-mail indexes serve it. */
                 q?: string;
                 /** @description Created at or after this instant (inclusive). */
                 created_from?: string;
@@ -397,9 +397,9 @@ export interface operations {
                     "X-Total-Count": number;
                     /** @description RFC 8288 links to the `first`, `prev`, `next` and `last` pages that exist, keeping the other parameters. Absent when nothing matches. */
                     Link?: string;
-                    /** @description Send it back as `If-None-Match` to get a 304 when nothing changed. */
+                    /** @description Strong tag of the page and its total; send it back as `If-None-Match` to get a 304 when nothing changed. */
                     ETag: string;
-                    /** @description Replies depend on the token: cache privately and revalidate. */
+                    /** @description Per-token replies: cache privately, revalidate every time (with If-None-Match). */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
@@ -407,7 +407,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserPage"];
                 };
             };
-            /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or as W/…). No body. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -484,9 +484,9 @@ export interface operations {
                     "X-Total-Count": number;
                     /** @description RFC 8288 links to the `first`, `prev`, `next` and `last` pages that exist, keeping the other parameters. Absent when nothing matches. */
                     Link?: string;
-                    /** @description Send it back as `If-None-Match` to get a 304 when nothing changed. */
+                    /** @description Strong tag of the page and its total; send it back as `If-None-Match` to get a 304 when nothing changed. */
                     ETag: string;
-                    /** @description Replies depend on the token: cache privately and revalidate. */
+                    /** @description Per-token replies: cache privately, revalidate every time (with If-None-Match). */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
@@ -494,7 +494,7 @@ export interface operations {
                     "application/json": components["schemas"]["LoginActivityPage"];
                 };
             };
-            /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or as W/…). No body. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,0 +1,34 @@
+import { Page } from './page';
+import { linkHeader, toEnvelope } from './page-envelope.interceptor';
+
+describe('page envelope', () => {
+  it('computes page_count as ceil(total / limit), 0 when empty', () => {
+    expect(toEnvelope(new Page([], 1, 20, 0)).pagination).toEqual({
+      current_page: 1,
+      limit: 20,
+      page_count: 0,
+    });
+    expect(new Page([], 1, 20, 41).pageCount).toBe(3);
+    expect(new Page([], 1, 20, 40).pageCount).toBe(2);
+  });
+
+  it('links first, prev, next and last, keeping the other parameters', () => {
+    const link = linkHeader('/v1/users?limit=10&q=ad%20a&page=3', new Page([], 3, 10, 95));
+    expect(link.split(', ')).toEqual([
+      '</v1/users?limit=10&q=ad+a&page=1>; rel="first"',
+      '</v1/users?limit=10&q=ad+a&page=2>; rel="prev"',
+      '</v1/users?limit=10&q=ad+a&page=4>; rel="next"',
+      '</v1/users?limit=10&q=ad+a&page=10>; rel="last"',
+    ]);
+  });
+
+  it('points prev of a page past the end at the last page, and has no next', () => {
+    const link = linkHeader('/v1/users?page=50', new Page([], 50, 20, 45));
+    expect(link).toContain('page=3>; rel="prev"');
+    expect(link).not.toContain('rel="next"');
+  });
+
+  it('gives no links when nothing matches', () => {
+    expect(linkHeader('/v1/users', new Page([], 1, 20, 0))).toBe('');
+  });
+});

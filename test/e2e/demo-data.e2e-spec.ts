@@ -1,0 +1,86 @@
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../../src/config/app-config';
+import { buildDataSourceOptions } from '../../src/database/data-source-options';
+import { seedDemoData } from '../../src/database/seed/demo-data';
+import { createTestDatabase, TestDatabase } from '../kit';
+import { runTs } from '../kit/processes';
+
+async function open(database: TestDatabase): Promise<DataSource> {
+  const config = loadConfig({ NODE_ENV: 'test', DB_MIGRATIONS_RUN: 'true', ...database.env });
+  return new DataSource(buildDataSourceOptions(config)).initialize();
+}
+
+const NOW = new Date('2026-11-22T00:00:00.000Z');
+
+describe('demo data', () => {
+  const databases: TestDatabase[] = [];
+  const sources: DataSource[] = [];
+
+  afterAll(async () => {
+    for (const source of sources) await source.destroy();
+    for (const database of databases) await database.drop();
+  });
+
+  async function seeded(seed: number): Promise<DataSource> {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const source = await open(database);
+    sources.push(source);
+    await seedDemoData(source, { users: 200, activities: 2000, seed, now: NOW });
+    return source;
+  }
+
+  it('is deterministic and realistic', async () => {
+    const [first, second] = [await seeded(7), await seeded(7)];
+    const rows = (source: DataSource) =>
+      source.query(
+        'SELECT user_email, authentication_method, oauth_provider, ip_address, otp_required, success, failure_reason, user_id, session_id FROM login_activities ORDER BY id',
+      );
+    const firstRows = await rows(first);
+    expect(await rows(second)).toEqual(firstRows);
+    expect(firstRows).toHaveLength(2000);
+
+    const [stats] = await first.query(`SELECT
+        SUM(CASE WHEN success = 0 AND failure_reason IS NOT NULL THEN 1 ELSE 0 END) AS failures_with_reason,
+        SUM(CASE WHEN success = 0 AND failure_reason IS NULL THEN 1 ELSE 0 END) AS failures_without_reason,
+        SUM(CASE WHEN success = 1 AND (session_id IS NULL OR failure_reason IS NOT NULL) THEN 1 ELSE 0 END) AS bad_successes,
+        SUM(CASE WHEN authentication_method = 'oauth' AND oauth_provider IS NOT NULL THEN 1 ELSE 0 END) AS oauth_with_provider,
+        SUM(CASE WHEN authentication_method <> 'oauth' AND oauth_provider IS NOT NULL THEN 1 ELSE 0 END) AS provider_without_oauth,
+        SUM(CASE WHEN user_id IS NULL THEN 1 ELSE 0 END) AS unknown_emails,
+        SUM(CASE WHEN user_id IS NULL AND organization_id IS NOT NULL THEN 1 ELSE 0 END) AS unknown_with_org
+      FROM login_activities`);
+    expect(Number(stats.failures_with_reason)).toBeGreaterThan(100);
+    expect(Number(stats.failures_without_reason)).toBe(0);
+    expect(Number(stats.bad_successes)).toBe(0);
+    expect(Number(stats.oauth_with_provider)).toBeGreaterThan(100);
+    expect(Number(stats.provider_without_oauth)).toBe(0);
+    expect(Number(stats.unknown_emails)).toBeGreaterThan(50);
+    expect(Number(stats.unknown_with_org)).toBe(0);
+
+    const [orphans] = await first.query(
+      'SELECT COUNT(*) AS n FROM login_activities a LEFT JOIN users u ON u.id = a.user_id WHERE a.user_id IS NOT NULL AND (u.id IS NULL OR u.email <> a.user_email OR u.organization_id <> a.organization_id)',
+    );
+    expect(Number(orphans.n)).toBe(0);
+  });
+
+  it('is loaded by `npm run seed` with the sizes asked for', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const result = await runTs('src/cli/seed.cli.ts', ['--users', '50', '--activities', '300'], {
+      DATABASE_URL: '',
+      ...database.env,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('seeded');
+    const source = await open(database);
+    sources.push(source);
+    const [users] = await source.query('SELECT COUNT(*) AS n FROM users');
+    const [activities] = await source.query('SELECT COUNT(*) AS n FROM login_activities');
+    expect([Number(users.n), Number(activities.n)]).toEqual([50, 300]);
+
+    const bad = await runTs('src/cli/seed.cli.ts', ['--users', 'many'], database.env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--users must be a whole number');
+  });
+});

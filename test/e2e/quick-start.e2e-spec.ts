@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runTs, startServerProcess, stopServerProcess } from '../kit/processes';
+
+/**
+ * The README's quick start, as a newcomer runs it: start with no DATABASE_URL, create a token
+ * with the CLI, call the API. The CLI and the server share the embedded SQLite file.
+ */
+describe('quick start on the embedded default', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'listing-quick-start-'));
+  const env = { SQLITE_PATH: join(dir, 'listing.sqlite'), DATABASE_URL: '' };
+  let server: Awaited<ReturnType<typeof startServerProcess>>;
+
+  beforeAll(async () => {
+    server = await startServerProcess(env);
+  });
+  afterAll(async () => {
+    if (server) await stopServerProcess(server.process);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('migrates, seeds demo data, and says how to create a token', () => {
+    expect(server.output()).toContain('seeded demo data');
+    expect(server.output()).toContain('npm run token -- create');
+  });
+
+  it('serves the demo data to a token made by the CLI', async () => {
+    const created = await runTs(
+      'src/cli/token.cli.ts',
+      ['create', '--name', 'newcomer', '--scopes', 'users:read,login_activities:read'],
+      env,
+    );
+    expect(created.code).toBe(0);
+    const token = created.stdout.trim().split('\n').pop()!;
+    expect(token).toMatch(/^lsk_[A-Za-z0-9_-]{43}$/);
+
+    const users = await fetch(`${server.baseUrl}/v1/users?limit=2`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(users.status).toBe(200);
+    expect(users.headers.get('x-total-count')).toBe('1000');
+    const body = (await users.json()) as { data: unknown[]; pagination: unknown };
+    expect(body.data).toHaveLength(2);
+    expect(body.pagination).toEqual({ current_page: 1, limit: 2, page_count: 500 });
+
+    const activities = await fetch(`${server.baseUrl}/v1/login_activities`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(activities.status).toBe(200);
+    expect(activities.headers.get('x-total-count')).toBe('5000');
+  });
+
+  it('keeps the data on restart instead of seeding again', async () => {
+    await stopServerProcess(server.process);
+    server = await startServerProcess(env);
+    expect(server.output()).not.toContain('seeded demo data');
+  });
+});
