@@ -45,7 +45,8 @@ for an exact end.
 Every error is RFC 9457 problem details (\`application/problem+json\`). Any bad query parameter
 (wrong type, out of range, repeated, unknown, an unknown \`sort\` or filter value) answers 400 with
 an \`errors\` list naming every offending parameter. Other methods than GET/HEAD answer 405 with
-\`Allow: GET, HEAD\`; unknown paths 404; a client accepting no JSON 406.
+\`Allow: GET, HEAD\`; unknown paths 404; a client accepting no JSON 406; a request with a body
+413. A request line and headers beyond 16 KiB get a bare 431 from the HTTP server itself.
 
 ## Limits
 Each token has a request budget per minute, announced on every \`/v1\` reply by the IETF
@@ -98,21 +99,21 @@ const header = (description: string, schema: SchemaObject, required = false): He
 export const SHARED_HEADERS: Record<string, HeaderObject> = {
   'X-Request-Id': header(
     'The request id: echoed from the request when it is 1 to 128 of `A-Za-z0-9._:-`, else a new UUID.',
-    { type: 'string', maxLength: 128 },
+    { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
     true,
   ),
   'RateLimit-Policy': header(
     'IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds). Absent when rate limiting is switched off.',
-    { type: 'string' },
+    { type: 'string', pattern: '^"[A-Za-z0-9_-]+";q=\\d+;w=\\d+$' },
   ),
   RateLimit: header(
     'IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off.',
-    { type: 'string' },
+    { type: 'string', pattern: '^"[A-Za-z0-9_-]+";r=\\d+;t=\\d+$' },
   ),
   'Retry-After': header('Seconds to wait before retrying.', { type: 'integer', minimum: 0 }, true),
   'WWW-Authenticate': header(
     'RFC 6750 challenge: `Bearer realm="api"`, with `error="invalid_token"` or `error="insufficient_scope", scope="…"`.',
-    { type: 'string' },
+    { type: 'string', pattern: '^Bearer realm="api"' },
     true,
   ),
   Allow: header('The methods this path accepts.', { type: 'string', enum: ['GET, HEAD'] }, true),

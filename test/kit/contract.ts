@@ -27,7 +27,7 @@ export class ContractViolation extends Error {
 
 interface HeaderSpec {
   required?: boolean;
-  schema?: { type?: string; enum?: unknown[]; minimum?: number };
+  schema?: { type?: string; enum?: unknown[]; minimum?: number; pattern?: string };
 }
 interface ResponseSpec {
   headers?: Record<string, HeaderSpec | { $ref: string }>;
@@ -112,12 +112,13 @@ export class ContractValidator {
     if (method === 'OPTIONS') return []; // CORS preflight: not part of the contract
     const route = this.routes.find((candidate) => candidate.pattern.test(path));
     if (!route) {
+      // The operational endpoints (health, metrics, docs) are left out of the document on purpose.
+      if (UNDOCUMENTED_OPERATIONAL_PATHS.some((pattern) => pattern.test(path))) return [];
       // Unknown paths (and requests refused before routing) answer one of the shared replies.
       const shared = this.sharedResponses.get(String(exchange.status));
       if (shared) {
         return this.checkResponse(exchange, this.resolve({ $ref: shared }) as ResponseSpec, shared);
       }
-      if (UNDOCUMENTED_OPERATIONAL_PATHS.some((pattern) => pattern.test(path))) return [];
       return [
         `${shorten(path)} is not in the document, yet it answered ${exchange.status} (an unknown path may only give a shared reply: ${[...this.sharedResponses.keys()].join(', ')})`,
       ];
@@ -252,6 +253,9 @@ function checkHeaderValue(value: string, spec: HeaderSpec): string | undefined {
   const schema = spec.schema ?? {};
   if (schema.enum && !schema.enum.includes(value)) {
     return `"${value}" is not one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  if (schema.pattern && !new RegExp(schema.pattern).test(value)) {
+    return `"${value}" does not match ${schema.pattern}`;
   }
   if (schema.type === 'integer') {
     if (!/^\d+$/.test(value)) return `"${value}" is not an integer`;

@@ -83,7 +83,15 @@ describe('ContractValidator (against the checked-in openapi.json)', () => {
     expect(contract.check(problem(401, '/v1/users'))).toEqual([
       expect.stringMatching(/header WWW-Authenticate is required/),
     ]);
-    expect(contract.check(problem(401, '/v1/users', { 'www-authenticate': 'Bearer' }))).toEqual([]);
+    expect(
+      contract.check(problem(401, '/v1/users', { 'www-authenticate': 'Bearer realm="api"' })),
+    ).toEqual([]);
+    expect(contract.check(problem(401, '/v1/users', { 'www-authenticate': 'Basic' }))).toEqual([
+      expect.stringMatching(/header WWW-Authenticate: "Basic" does not match/),
+    ]);
+    expect(
+      contract.check({ ...page(user), headers: { ...listHeaders, ratelimit: 'remaining=5' } }),
+    ).toEqual([expect.stringMatching(/header RateLimit: "remaining=5" does not match/)]);
     expect(contract.check(problem(429, '/v1/users', { 'retry-after': 'soon' }))).toEqual([
       expect.stringMatching(/header Retry-After: "soon" is not an integer/),
     ]);
