@@ -2,6 +2,9 @@
 const transform = { '^.+\\.ts$': ['@swc/jest'] };
 
 module.exports = {
+  // Jest reads testTimeout from the global config only; set inside a project it is ignored (the
+  // e2e suites then ran with the 5 s default and timed out on a busy machine).
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -14,7 +17,6 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      testTimeout: 60000,
     },
   ],
 };
