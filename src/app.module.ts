@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
 import { ListingModule } from './common/listing/listing.module';
@@ -13,8 +13,10 @@ import { ConfigModule } from './config/config.module';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { DemoDataBootstrap } from './database/demo-data.bootstrap';
 import { HealthModule } from './health/health.module';
-import { buildLoggerOptions } from './logging/logger-options';
+import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { LoginActivitiesModule } from './login-activities/login-activities.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { UsersModule } from './users/users.module';
 
 /**
@@ -22,14 +24,23 @@ import { UsersModule } from './users/users.module';
  * here, once: the bearer guard, the query validation pipe, the envelope interceptor and the
  * problem-details filter.
  */
+export interface AppModuleOptions {
+  /** Where log lines go instead of stdout (the test kit reads them back from here). */
+  logDestination?: DestinationStream;
+}
+
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, extraModules: DynamicModule['imports'] = []): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    extraModules: DynamicModule['imports'] = [],
+    options: AppModuleOptions = {},
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(buildLoggerOptions(config)),
+        LoggingModule.forRoot(config, options.logDestination),
         TypeOrmModule.forRoot({
           ...buildDataSourceOptions(config),
           // Keep trying at boot in production (the database may start after us); fail fast in tests.
@@ -38,8 +49,10 @@ export class AppModule {
         }),
         DiscoveryModule,
         ListingModule,
+        RateLimitModule,
         AuthModule,
         HealthModule,
+        MetricsModule.forRoot(config),
         UsersModule,
         LoginActivitiesModule,
         ...extraModules,

@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { handleShutdownSignals } from './shutdown';
 
 function readConfig(): AppConfig {
   try {
@@ -25,6 +26,7 @@ async function bootstrap(): Promise<void> {
   });
   configureApp(app, config);
   await app.listen(config.port, config.host);
+  handleShutdownSignals(app, config.shutdownTimeoutMs);
 
   const database =
     config.database.kind === 'sqlite'

@@ -17,6 +17,7 @@ export interface NewApiToken {
 export class ApiTokensRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** A read: served by a replica when DATABASE_REPLICA_URLS is set (TypeORM reads from 'slave'). */
   findByHash(tokenHash: string): Promise<ApiToken | null> {
     return this.dataSource.getRepository(ApiToken).findOne({ where: { token_hash: tokenHash } });
   }
@@ -54,10 +55,16 @@ export class ApiTokensRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** Always on the primary, also when reads go to replicas. */
   async touchLastUsed(id: number, at: Date): Promise<void> {
-    await this.dataSource.query('UPDATE api_tokens SET last_used_at = ? WHERE id = ?', [
-      toSqlDatetime(at),
-      id,
-    ]);
+    const primary = this.dataSource.createQueryRunner('master');
+    try {
+      await primary.query('UPDATE api_tokens SET last_used_at = ? WHERE id = ?', [
+        toSqlDatetime(at),
+        id,
+      ]);
+    } finally {
+      await primary.release();
+    }
   }
 }

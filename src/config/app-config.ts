@@ -35,10 +35,12 @@ export const configSchema = z.object({
   COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(600),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: integer(1, 1_000_000).default(60),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\/[^\s]+$/, { message: 'must be a redis:// URL' })
     .optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('listing:'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_PRETTY: booleanFromEnv.optional(),
   METRICS_ENABLED: booleanFromEnv.default(true),
@@ -68,8 +70,15 @@ export interface AppConfig {
   pagination: { defaultLimit: number; maxLimit: number };
   countCacheTtlMs: number;
   tokenCacheTtlMs: number;
-  rateLimitPerMinute: number;
+  rateLimit: {
+    /** Requests a minute per token (per client IP without a well-formed token); 0 = off. */
+    perMinute: number;
+    /** Rejected well-formed tokens a minute per client IP before it is refused outright. */
+    authFailuresPerMinute: number;
+  };
   redisUrl?: string;
+  /** Prepended to every Redis key, so that several deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   log: { level: RawConfig['LOG_LEVEL']; pretty: boolean };
   metrics: { enabled: boolean; token?: string };
   corsOrigins: string[];
@@ -83,6 +92,17 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** Variables whose value may hold a password or a token: a bad one is named, never echoed. */
+const SECRET_VARIABLES = new Set([
+  'DATABASE_URL',
+  'DATABASE_REPLICA_URLS',
+  'REDIS_URL',
+  'METRICS_TOKEN',
+]);
+
+const shown = (key: string, value: unknown): string =>
+  SECRET_VARIABLES.has(key) ? key : `${key}=${JSON.stringify(value ?? '')}`;
 
 const splitList = (value: string | undefined): string[] =>
   (value ?? '')
@@ -102,18 +122,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const key = issue.path.join('.');
-        return `${key}=${JSON.stringify(present[key] ?? '')}: ${issue.message}`;
+        return `${shown(key, present[key])}: ${issue.message}`;
       }),
     );
   }
   const raw = parsed.data;
   const problems: string[] = [];
   const replicaUrls = splitList(raw.DATABASE_REPLICA_URLS);
-  for (const url of replicaUrls) {
+  replicaUrls.forEach((url, index) => {
     if (!databaseUrl.safeParse(url).success) {
-      problems.push(`DATABASE_REPLICA_URLS: ${JSON.stringify(url)} must be a mysql:// URL`);
+      problems.push(`DATABASE_REPLICA_URLS: entry ${index + 1} must be a mysql:// URL`);
     }
-  }
+  });
   if (replicaUrls.length > 0 && !raw.DATABASE_URL) {
     problems.push('DATABASE_REPLICA_URLS: needs DATABASE_URL (the primary) to be set');
   }
@@ -144,8 +164,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pagination: { defaultLimit: raw.PAGE_LIMIT_DEFAULT, maxLimit: raw.PAGE_LIMIT_MAX },
     countCacheTtlMs: raw.COUNT_CACHE_TTL_MS,
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
-    rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
+    rateLimit: {
+      perMinute: raw.RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: raw.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
+    },
     redisUrl: raw.REDIS_URL,
+    redisKeyPrefix: raw.REDIS_KEY_PREFIX,
     log: { level: raw.LOG_LEVEL, pretty: raw.LOG_PRETTY ?? raw.NODE_ENV === 'development' },
     metrics: { enabled: raw.METRICS_ENABLED, token: raw.METRICS_TOKEN },
     corsOrigins: splitList(raw.CORS_ORIGINS),

@@ -27,6 +27,10 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
             replication: {
               master: mysqlConnection(database.url!),
               slaves: replicas.map(mysqlConnection),
+              // A node that keeps failing is set aside for a while, then tried again (mysql2's
+              // default of 0 would drop it for good, and the service would never recover).
+              removeNodeErrorCount: 3,
+              restoreNodeTimeout: 2000,
             },
           }
         : mysqlConnection(database.url!)),

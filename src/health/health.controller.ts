@@ -1,28 +1,49 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, HttpStatus, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
 import { Public } from '../common/auth/auth.decorators';
+import { ProblemException } from '../common/problem-details/problem.exception';
+import { ReadinessIndicators } from './readiness.indicators';
 
 @ApiExcludeController()
 @Public()
 @Controller('health')
 export class HealthController {
+  private readonly readinessChecks: HealthIndicatorFunction[];
+
   constructor(
     private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
-  ) {}
+    indicators: ReadinessIndicators,
+  ) {
+    this.readinessChecks = [() => indicators.database()];
+    if (indicators.redisConfigured()) this.readinessChecks.push(() => indicators.redisPing());
+  }
 
-  /** The process is up and serving HTTP. */
+  /** The process is up and serving HTTP (no dependency is asked: a restart would not fix them). */
   @Get('live')
   @HealthCheck()
   live() {
     return this.health.check([]);
   }
 
-  /** The database answers within a second. */
+  /**
+   * The database answers within a second, and Redis too when configured. Else 503, as problem
+   * details like every other error, naming what is down.
+   */
   @Get('ready')
   @HealthCheck()
-  ready() {
-    return this.health.check([() => this.database.pingCheck('database', { timeout: 1000 })]);
+  async ready() {
+    try {
+      return await this.health.check(this.readinessChecks);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      const result = error.getResponse() as { error?: Record<string, { message?: string }> };
+      const down = Object.entries(result.error ?? {}).map(
+        ([name, check]) => `${name} is down (${check.message ?? 'error'})`,
+      );
+      throw new ProblemException(HttpStatus.SERVICE_UNAVAILABLE, `Not ready: ${down.join(', ')}.`, {
+        headers: { 'Retry-After': '5' },
+      });
+    }
   }
 }

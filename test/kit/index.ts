@@ -3,3 +3,4 @@ export * from './snapshot';
 export * from './test-app';
 export * from './test-database';
 export * from './links';
+export * from './tcp-proxy';

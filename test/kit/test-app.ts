@@ -1,4 +1,4 @@
-import { DynamicModule, INestApplication } from '@nestjs/common';
+import { DynamicModule, INestApplication, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
@@ -9,7 +9,9 @@ import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
 import { SCOPES } from '../../src/common/auth/principal';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { __resetOutOfContextForTests as resetOutOfContextLogger } from 'nestjs-pino/PinoLogger';
 import { DataFactory } from './factories';
+import { LogCapture } from './log-capture';
 import { createTestDatabase, TestDatabase, TestTarget } from './test-database';
 
 export interface TestAppOptions {
@@ -20,6 +22,11 @@ export interface TestAppOptions {
   /** Reuse a database (for two app instances on one database). */
   database?: TestDatabase;
   target?: TestTarget;
+  /**
+   * Keep every log line the app writes (through its real pino logger, at LOG_LEVEL `info` unless
+   * `env` says otherwise) and hand them back parsed from `kit.logs()`.
+   */
+  captureLogs?: boolean;
 }
 
 export interface TokenOptions {
@@ -41,6 +48,18 @@ export interface TestApp {
   /** Issues a real token (all scopes unless told otherwise) and returns its value. */
   token: (options?: TokenOptions) => Promise<string>;
   tokenWithId: (options?: TokenOptions) => Promise<{ id: number; token: string }>;
+  /** The log lines written so far, parsed (needs `captureLogs: true`). */
+  logs: () => Record<string, unknown>[];
+  /** The same lines as raw text, to show that a value (a token) appears nowhere in them. */
+  logText: () => string;
+  /**
+   * The first log line matching `predicate`, waiting a little for it: pino-http writes a
+   * request's line when the response finishes, which can be a moment after the client has it.
+   */
+  waitForLog: (
+    predicate: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ) => Promise<Record<string, unknown>>;
   /** Closes the app, then drops its database (unless it was handed in). */
   close: () => Promise<void>;
 }
@@ -54,16 +73,26 @@ export interface TestApp {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const ownDatabase = !options.database;
   const database = options.database ?? (await createTestDatabase(options.target));
+  const captured = options.captureLogs ? new LogCapture() : undefined;
   const config = loadConfig({
     NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: captured ? 'info' : 'silent',
     SEED_DEMO_DATA: 'false',
     DB_MIGRATIONS_RUN: 'true',
     ...database.env,
     ...options.env,
   });
+  // nestjs-pino keeps the logger for lines written outside a request in a process-wide variable,
+  // set by the first app only; without this reset a second app in the same test file would write
+  // those lines with the first app's level and destination.
+  resetOutOfContextLogger();
+  // Nest's static Logger still points at the previous app's pino logger, which the reset above
+  // emptied; silence it until this app's `useLogger` takes over.
+  Logger.overrideLogger(false);
   const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot(config, options.imports)],
+    imports: [
+      AppModule.forRoot(config, options.imports, { logDestination: captured?.destination }),
+    ],
   }).compile();
   const app = moduleRef.createNestApplication({ bufferLogs: true });
   configureApp(app, config);
@@ -90,6 +119,18 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     http: () => request(server),
     token: async (tokenOptions) => (await tokenWithId(tokenOptions)).token,
     tokenWithId,
+    logs: () => {
+      if (!captured) throw new Error('start the app with { captureLogs: true } to read its logs');
+      return captured.lines();
+    },
+    logText: () => {
+      if (!captured) throw new Error('start the app with { captureLogs: true } to read its logs');
+      return captured.text();
+    },
+    waitForLog: async (predicate, timeoutMs = 2000) => {
+      if (!captured) throw new Error('start the app with { captureLogs: true } to read its logs');
+      return captured.waitFor(predicate, timeoutMs);
+    },
     close: async () => {
       await app.close();
       if (ownDatabase) await database.drop();

@@ -16,6 +16,8 @@ const UNAVAILABLE_CODES = new Set([
   'ER_STATEMENT_TIMEOUT',
   'ER_QUERY_INTERRUPTED',
   'ER_LOCK_WAIT_TIMEOUT',
+  'POOL_NOEXIST', // every read replica set aside after errors (mysql2 pool cluster)
+  'POOL_NONEONLINE',
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
 ]);
@@ -31,7 +33,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof candidate.errno === 'number' && UNAVAILABLE_ERRNOS.has(candidate.errno)) return true;
     if (
       current instanceof Error &&
-      /Connection is not established|pool is closed/i.test(current.message)
+      /Connection is not established|pool is closed|database connection is not open/i.test(
+        current.message,
+      )
     ) {
       return true;
     }

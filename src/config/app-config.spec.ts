@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, configSchema, loadConfig } from './app-config';
+
+const ROOT = join(__dirname, '..', '..');
+const schemaKeys = Object.keys(configSchema.shape);
+
+/** What loadConfig would make of each variable when it is not set, as text ('' = no default). */
+const defaults: Record<string, string> = Object.fromEntries(
+  Object.entries(configSchema.parse({})).map(([key, value]) => [key, String(value)]),
+);
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      env: 'development',
+      port: 3000,
+      database: { kind: 'sqlite', replicaUrls: [], migrationsRun: true, seedDemoData: true },
+      log: { level: 'info', pretty: true },
+      metrics: { enabled: true, token: undefined },
+      shutdownTimeoutMs: 10_000,
+    });
+    expect(loadConfig({ NODE_ENV: 'production' }).log.pretty).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', LOG_PRETTY: 'true' }).log.pretty).toBe(true);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT="abc": must be an integer between 0 and 65535'],
+    [{ PORT: '70000' }, 'PORT="70000"'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV="staging"'],
+    [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE="0"'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud"'],
+    [{ LOG_PRETTY: 'yes' }, 'LOG_PRETTY="yes": must be true or false'],
+    [{ METRICS_ENABLED: 'maybe' }, 'METRICS_ENABLED="maybe": must be true or false'],
+    [{ SHUTDOWN_TIMEOUT_MS: '-1' }, 'SHUTDOWN_TIMEOUT_MS="-1"'],
+    [{ PAGE_LIMIT_DEFAULT: '200' }, 'PAGE_LIMIT_DEFAULT=200: must not exceed PAGE_LIMIT_MAX (100)'],
+    [{ DATABASE_REPLICA_URLS: 'mysql://r1/db' }, 'DATABASE_REPLICA_URLS: needs DATABASE_URL'],
+  ])('names the variable of a bad value: %j', (env, message) => {
+    expect(problemsOf(env).join('\n')).toContain(message);
+  });
+
+  it('names a bad secret-bearing variable without echoing its value', () => {
+    const problems = problemsOf({
+      DATABASE_URL: 'postgres://app:hunter2@db/listing',
+      REDIS_URL: 'http://:hunter2@cache',
+      METRICS_TOKEN: 'hunter2',
+    });
+    expect(problems).toEqual([
+      'DATABASE_URL: must be a mysql:// URL',
+      'REDIS_URL: must be a redis:// URL',
+      'METRICS_TOKEN: must be at least 16 characters',
+    ]);
+    const replicas = problemsOf({
+      DATABASE_URL: 'mysql://app@db/listing',
+      DATABASE_REPLICA_URLS: 'mysql://app@r1/listing,pg://app:hunter2@r2/listing',
+    });
+    expect(replicas).toEqual(['DATABASE_REPLICA_URLS: entry 2 must be a mysql:// URL']);
+  });
+
+  it('reports every bad variable at once, in a message that lists them', () => {
+    const error = (() => {
+      try {
+        loadConfig({ PORT: 'x', LOG_LEVEL: 'y' });
+      } catch (caught) {
+        return caught as Error;
+      }
+    })();
+    expect(error?.message).toBe(
+      'Invalid configuration:\n' +
+        '  - PORT="x": must be an integer between 0 and 65535\n' +
+        '  - LOG_LEVEL="y": Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"',
+    );
+  });
+});
+
+describe('the documented configuration matches the schema', () => {
+  it('.env.example lists every variable with its default', () => {
+    const lines = readFileSync(join(ROOT, '.env.example'), 'utf8')
+      .split('\n')
+      .filter((line) => /^[A-Z_]+=/.test(line));
+    const entries = lines.map((line) => {
+      const [key, ...value] = line.split('=');
+      return [key, value.join('=')];
+    });
+    expect(entries.map(([key]) => key).sort()).toEqual([...schemaKeys].sort());
+    for (const [key, value] of entries)
+      expect({ key, value }).toEqual({ key, value: defaults[key] ?? '' });
+  });
+
+  it("README's configuration table lists every variable with its default", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.split(/^## Configuration$/m)[1].split(/^## /m)[0];
+    const rows = [...section.matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \|/gm)].map((match) => ({
+      key: match[1],
+      documented: match[2].trim(),
+    }));
+    expect(rows.map((row) => row.key).sort()).toEqual([...schemaKeys].sort());
+    for (const { key, documented } of rows) {
+      // A fixed default is shown as `value`; no default is "(unset)" or a sentence saying what
+      // is derived (e.g. "true on SQLite, false on MySQL").
+      const expected =
+        defaults[key] === undefined ? expect.not.stringMatching(/^`/) : `\`${defaults[key]}\``;
+      expect({ key, documented }).toEqual({ key, documented: expected });
+    }
+  });
+});

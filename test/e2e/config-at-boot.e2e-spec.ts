@@ -1,0 +1,19 @@
+import { runTs } from '../kit/processes';
+
+/** The real entry point refuses a bad environment before it touches anything. */
+describe('configuration at boot', () => {
+  it('exits non-zero with a message naming each bad variable', async () => {
+    const result = await runTs('src/main.ts', [], {
+      PORT: 'eighty',
+      METRICS_ENABLED: 'maybe',
+      METRICS_TOKEN: 'short-secret',
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Invalid configuration:');
+    expect(result.stderr).toContain('PORT="eighty": must be an integer between 0 and 65535');
+    expect(result.stderr).toContain('METRICS_ENABLED="maybe": must be true or false');
+    expect(result.stderr).toContain('METRICS_TOKEN: must be at least 16 characters');
+    expect(result.stderr + result.stdout).not.toContain('short-secret');
+    expect(result.stdout).not.toContain('listening');
+  });
+});

@@ -1,0 +1,95 @@
+import { DataSource } from 'typeorm';
+import {
+  createTestDatabase,
+  MYSQL_SERVER_URL,
+  startTestApp,
+  TcpProxy,
+  TestApp,
+  TestDatabase,
+  testTarget,
+} from '../kit';
+
+/**
+ * While the database cannot be reached, readiness answers 503 and every /v1 request answers a
+ * prompt 503 problem+json with Retry-After (never a hang, never a 500); liveness stays 200.
+ * When the database returns, the service serves again without a restart.
+ */
+describe('database outage', () => {
+  let kit: TestApp;
+  let database: TestDatabase;
+  let token: string;
+  // MariaDB: a TCP proxy between the app and the server is stopped (connections dropped, new ones
+  // refused) and started again. SQLite has no connection to lose: its data source is destroyed
+  // and initialized again, which shows the mapping to 503 but not the self-healing pool.
+  let proxy: TcpProxy | undefined;
+
+  const cutOff = async () => {
+    if (proxy) await proxy.stop();
+    else await kit.app.get(DataSource).destroy();
+  };
+  const restore = async () => {
+    if (proxy) await proxy.start();
+    else await kit.app.get(DataSource).initialize();
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const env: Record<string, string> = { TOKEN_CACHE_TTL_MS: '0', COUNT_CACHE_TTL_MS: '0' };
+    if (testTarget === 'mysql') {
+      const server = new URL(MYSQL_SERVER_URL);
+      proxy = new TcpProxy(server.hostname, Number(server.port || 3306));
+      const url = new URL(database.env.DATABASE_URL);
+      url.host = `127.0.0.1:${await proxy.start()}`;
+      env.DATABASE_URL = url.toString();
+    }
+    kit = await startTestApp({ database, env, captureLogs: true });
+    await kit.data.user({ name: 'Still here' });
+    token = await kit.token({ scopes: ['users:read'] });
+  });
+  afterAll(async () => {
+    await kit.close();
+    await proxy?.stop();
+    await database.drop();
+  });
+
+  const listUsers = () => kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+
+  it('answers 503 while the database is gone and recovers by itself', async () => {
+    await listUsers().expect(200);
+    await kit.http().get('/health/ready').expect(200);
+
+    await cutOff();
+
+    const ready = await kit.http().get('/health/ready').expect(503);
+    expect(ready.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(ready.body.detail).toMatch(/^Not ready: database is down/);
+    await kit.http().get('/health/live').expect(200);
+    for (let i = 0; i < 3; i++) {
+      const res = await listUsers().set('X-Request-Id', `outage-${i}`).expect(503);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['retry-after']).toMatch(/^\d+$/);
+      expect(res.body).toMatchObject({ status: 503, title: 'Service Unavailable' });
+      expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|SELECT/);
+    }
+
+    // The request line of a 503 is at error level; the cause was logged once by the filter.
+    expect(
+      await kit.waitForLog(
+        (line) => line.msg === 'GET 503' && JSON.stringify(line).includes('outage-0'),
+      ),
+    ).toMatchObject({
+      level: 50,
+      route: '/v1/users',
+      res: { status: 503 },
+    });
+    expect(
+      kit.logs().filter((line) => 'err' in line && JSON.stringify(line).includes('outage-')),
+    ).toEqual([]);
+
+    await restore();
+
+    const back = await listUsers().expect(200);
+    expect(back.body.data).toEqual([expect.objectContaining({ name: 'Still here' })]);
+    await kit.http().get('/health/ready').expect(200);
+  });
+});

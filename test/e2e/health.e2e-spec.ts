@@ -1,0 +1,46 @@
+import { startTestApp, TestApp } from '../kit';
+import { freePort } from '../kit/processes';
+
+describe('health probes', () => {
+  let kit: TestApp;
+  beforeAll(async () => (kit = await startTestApp()));
+  afterAll(() => kit.close());
+
+  it('answer without a token, outside /v1 and outside the API document', async () => {
+    expect((await kit.http().get('/health/live').expect(200)).body).toMatchObject({ status: 'ok' });
+    const ready = await kit.http().get('/health/ready').expect(200);
+    expect(ready.body).toEqual({
+      status: 'ok',
+      info: { database: { status: 'up' } },
+      error: {},
+      details: { database: { status: 'up' } },
+    });
+    const openapi = await kit.http().get('/openapi.json').expect(200);
+    expect(Object.keys(openapi.body.paths).some((path) => path.startsWith('/health'))).toBe(false);
+  });
+});
+
+describe('readiness with REDIS_URL', () => {
+  it('includes Redis when it answers', async () => {
+    const kit = await startTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:6379' } });
+    try {
+      const ready = await kit.http().get('/health/ready').expect(200);
+      expect(ready.body.info).toEqual({ database: { status: 'up' }, redis: { status: 'up' } });
+    } finally {
+      await kit.close();
+    }
+  });
+
+  it('answers 503 naming Redis when nothing answers there', async () => {
+    const kit = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
+    try {
+      const ready = await kit.http().get('/health/ready').expect(503);
+      expect(ready.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(ready.headers['retry-after']).toBe('5');
+      expect(ready.body.detail).toMatch(/^Not ready: redis is down \(/);
+      await kit.http().get('/health/live').expect(200);
+    } finally {
+      await kit.close();
+    }
+  });
+});
