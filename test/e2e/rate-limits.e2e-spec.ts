@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import request from 'supertest';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { generateToken } from '../../src/auth/token-format';
 import { startTestApp, TestApp } from '../kit';
@@ -135,7 +136,12 @@ describe('rate limits per token (CONTRACT §6)', () => {
     const token = await kit.token();
     const statuses: number[] = [];
     for (const path of ['/V1/users', '/v1/users/', '/v1//users', '/%76%31/users', '//v1/users']) {
-      const response = await kit.http().get(path).set('Authorization', `Bearer ${token}`);
+      // Plain supertest: these spellings are not in the OpenAPI document (Express routes
+      // case-insensitively and ignores a trailing slash), so the kit's contract check would refuse
+      // them; what matters here is that none of them gets past the limiter.
+      const response = await request(kit.app.getHttpServer())
+        .get(path)
+        .set('Authorization', `Bearer ${token}`);
       statuses.push(response.status);
       if (response.status === 200) expect(response.headers['ratelimit']).toBeDefined();
     }
