@@ -2,6 +2,9 @@
 const transform = { '^.+\\.ts$': ['@swc/jest'] };
 
 module.exports = {
+  // A global option: Jest ignores it inside `projects` (the e2e entry below alone left every test
+  // at the 5 s default, too short for boots and CLI runs on a busy 2-core CI machine).
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -14,7 +17,6 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      testTimeout: 60000,
     },
   ],
 };
