@@ -1,7 +1,9 @@
 import { Controller, Get, Injectable, Module, Query } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { CurrentPrincipal, RequireScopes } from '../../src/common/auth/auth.decorators';
 import type { Principal } from '../../src/common/auth/principal';
+import { ApiListing } from '../../src/common/listing/api-listing.decorator';
 import type { ListingDefinition } from '../../src/common/listing/listing-definition';
 import { ListingPager } from '../../src/common/listing/listing-pager';
 import { ListingQueryDto } from '../../src/common/listing/listing-query.dto';
@@ -23,15 +25,20 @@ const slowListing: ListingDefinition = {
 
 class SlowRowsQueryDto extends ListingQueryDto(slowListing) {}
 
+class SlowRowView {
+  @ApiProperty({ type: 'integer', format: 'int64' })
+  id: number;
+}
+
 @Injectable()
-class SlowRowsRepository extends ListingRepository<{ id: number }> {
+class SlowRowsRepository extends ListingRepository<SlowRowView> {
   readonly definition = slowListing;
 
   constructor(dataSource: DataSource) {
     super(dataSource);
   }
 
-  protected async findItemsByIds(ids: number[]): Promise<{ id: number }[]> {
+  protected async findItemsByIds(ids: number[]): Promise<SlowRowView[]> {
     return ids.map((id) => ({ id }));
   }
 }
@@ -45,10 +52,11 @@ class SlowRowsController {
 
   @Get()
   @RequireScopes('login_activities:read')
+  @ApiListing(SlowRowView, { summary: 'List slow rows', envelopeName: 'SlowRowPage' })
   list(
     @Query() query: SlowRowsQueryDto,
     @CurrentPrincipal() principal: Principal,
-  ): Promise<Page<{ id: number }>> {
+  ): Promise<Page<SlowRowView>> {
     return this.pager.paginate(this.rows, query, principal);
   }
 }
