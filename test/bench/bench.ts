@@ -12,7 +12,8 @@ import autocannon from 'autocannon';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
-import { SCOPES } from '../../src/common/auth/principal';
+import { registeredScopes } from '../../src/common/auth/scope-registry';
+import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer } from './bench-server';
 
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
   };
 
   buildIfStale();
+  loadListingScopes();
   const results = new Map<string, { rows: Row[]; load: string }>();
   for (const name of names) {
     const before = loadAverage();
@@ -89,7 +91,7 @@ async function benchSize(
   try {
     const issued = await new TokenIssuer(new ApiTokensRepository(dataSource)).issue({
       name: 'bench',
-      scopes: SCOPES,
+      scopes: registeredScopes().map((scope) => scope.name),
     });
     token = issued.token;
     const [row] = await dataSource.query('SELECT MAX(id) AS max_id FROM login_activities');
