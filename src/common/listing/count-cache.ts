@@ -120,14 +120,15 @@ export class CountCache implements OnModuleInit, OnModuleDestroy {
           const published = await this.readShared(redis, key, redisKey);
           if (published !== undefined) return published;
         }
-        return await this.counted(key, compute);
+      } else {
+        // The total may have been published between the first look and taking the lock.
+        const published = await this.readShared(redis, key, redisKey);
+        if (published !== undefined) {
+          await redis.del(lockKey);
+          return published;
+        }
       }
-      // The total may have been published between the first look and taking the lock.
-      const published = await this.readShared(redis, key, redisKey);
-      if (published !== undefined) {
-        await redis.del(lockKey);
-        return published;
-      }
+      if (!locked) return this.counted(key, compute); // the other instance did not publish in time
     } catch (error) {
       this.redisFailed(error as Error);
       return this.counted(key, compute);
