@@ -16,6 +16,7 @@ import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LoginActivitiesModule } from './login-activities/login-activities.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { UsersModule } from './users/users.module';
 
 /**
@@ -48,6 +49,7 @@ export class AppModule {
         }),
         DiscoveryModule,
         ListingModule,
+        RateLimitModule,
         AuthModule,
         HealthModule,
         MetricsModule.forRoot(config),

@@ -6,9 +6,12 @@ import { Logger } from 'nestjs-pino';
 import type { HttpLogger } from 'pino-http';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
+import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
 import { collectGetRoutePaths } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
+import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
+import { RateLimits } from './rate-limit/rate-limits';
 import { HTTP_LOGGER } from './logging/logging.module';
 import { HttpMetrics } from './metrics/http-metrics';
 
@@ -21,7 +24,12 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   configurePagination(config.pagination);
   express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
+  // List replies get their ETag from PageEnvelopeInterceptor, the one place that knows what a page
+  // depends on; Express's automatic body ETag would also tag errors and could disagree with it.
+  express.set('etag', false);
   if (config.trustProxy) express.set('trust proxy', true);
+
+  applyServerLimits(express.getHttpServer());
 
   const knownPaths = new Set<string>();
   express.use(requestIdMiddleware);
@@ -29,10 +37,28 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   express.use(app.get<HttpLogger>(HTTP_LOGGER));
   if (config.metrics.enabled) express.use(app.get(HttpMetrics).middleware);
   express.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
-  express.use(httpSemanticsMiddleware(knownPaths));
+  // Before anything that could touch the database, and ahead of every other /v1 reply.
+  express.use('/v1', rateLimitMiddleware(app.get(RateLimits)));
+  // CORS answers preflights (OPTIONS) before the 405 check would refuse them.
   if (config.corsOrigins.length) {
-    express.enableCors({ origin: config.corsOrigins, methods: ['GET', 'HEAD'], maxAge: 600 });
+    express.enableCors({
+      origin: config.corsOrigins,
+      methods: ['GET', 'HEAD'],
+      allowedHeaders: ['Authorization', 'If-None-Match', 'X-Request-Id'],
+      exposedHeaders: [
+        'X-Total-Count',
+        'Link',
+        'ETag',
+        'X-Request-Id',
+        'RateLimit',
+        'RateLimit-Policy',
+        'Retry-After',
+      ],
+      maxAge: 600,
+    });
   }
+  express.use(httpSemanticsMiddleware(knownPaths));
+  express.use(requestBodyLimitMiddleware);
   app.enableVersioning({ type: VersioningType.URI });
   // Signals are handled by main.ts (src/shutdown.ts), which drains requests before closing.
 

@@ -1,38 +1,54 @@
-import { ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { IS_PUBLIC, REQUIRED_SCOPES } from '../common/auth/auth.decorators';
 import type { Principal } from '../common/auth/principal';
 import { ProblemException } from '../common/problem-details/problem.exception';
+import { TokenAuthenticator } from './token-authenticator';
+import { bearerCredentials } from './token-format';
 
 export const REALM = 'api';
 
 /**
  * The global guard: every route needs a valid bearer token with the route's scopes, unless it is
  * marked `@Public()`. Replies follow RFC 6750.
+ *
+ * It calls this app's TokenAuthenticator directly rather than through a passport strategy:
+ * passport keeps strategies in one process-wide registry, so with two app instances in one
+ * process (as the tests run them) the last one booted would authenticate for both.
  */
 @Injectable()
-export class BearerAuthGuard extends AuthGuard('bearer') {
-  constructor(private readonly reflector: Reflector) {
-    super({ session: false });
-  }
+export class BearerAuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: TokenAuthenticator,
+  ) {}
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
 
     const request = context.switchToHttp().getRequest<Request & { user?: Principal }>();
     // Only the Authorization header carries tokens: never the query string or a body.
-    if (request.headers.authorization === undefined) {
+    const authorization = request.headers.authorization;
+    if (authorization === undefined) {
       throw new ProblemException(HttpStatus.UNAUTHORIZED, 'This route needs a bearer token.', {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
       });
     }
-    await super.canActivate(context);
+    const credentials = bearerCredentials(authorization);
+    const principal =
+      credentials === null ? null : await this.authenticator.authenticate(credentials);
+    if (!principal) {
+      throw new ProblemException(
+        HttpStatus.UNAUTHORIZED,
+        'The bearer token is malformed, unknown, expired or revoked.',
+        { headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` } },
+      );
+    }
+    request.user = principal;
 
     const required = this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [];
-    const principal = request.user!;
     const missing = required.filter((scope) => !principal.scopes.has(scope));
     if (missing.length > 0) {
       throw new ProblemException(
@@ -46,17 +62,5 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       );
     }
     return true;
-  }
-
-  override handleRequest<TUser = Principal>(error: unknown, user: TUser | false): TUser {
-    if (error) throw error;
-    if (!user) {
-      throw new ProblemException(
-        HttpStatus.UNAUTHORIZED,
-        'The bearer token is malformed, unknown, expired or revoked.',
-        { headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` } },
-      );
-    }
-    return user;
   }
 }

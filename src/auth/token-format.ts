@@ -28,3 +28,17 @@ export function parseDuration(text: string): number | null {
   if (amount === 0) return null;
   return amount * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
+
+const BEARER_CREDENTIALS = /^Bearer +(\S+)$/i;
+
+/** The credentials of `Authorization: Bearer <credentials>` (RFC 6750 §2.1); null for anything else. */
+export function bearerCredentials(authorization: string | undefined): string | null {
+  const match = authorization === undefined ? null : BEARER_CREDENTIALS.exec(authorization);
+  return match ? match[1] : null;
+}
+
+/** The presented token when the header carries something shaped like one of ours; else null. */
+export function presentedToken(authorization: string | undefined): string | null {
+  const credentials = bearerCredentials(authorization);
+  return credentials !== null && TOKEN_PATTERN.test(credentials) ? credentials : null;
+}

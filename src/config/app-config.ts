@@ -35,10 +35,12 @@ export const configSchema = z.object({
   COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(600),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: integer(1, 1_000_000).default(60),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\/[^\s]+$/, { message: 'must be a redis:// URL' })
     .optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('listing:'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_PRETTY: booleanFromEnv.optional(),
   METRICS_ENABLED: booleanFromEnv.default(true),
@@ -68,8 +70,15 @@ export interface AppConfig {
   pagination: { defaultLimit: number; maxLimit: number };
   countCacheTtlMs: number;
   tokenCacheTtlMs: number;
-  rateLimitPerMinute: number;
+  rateLimit: {
+    /** Requests a minute per token (per client IP without a well-formed token); 0 = off. */
+    perMinute: number;
+    /** Rejected well-formed tokens a minute per client IP before it is refused outright. */
+    authFailuresPerMinute: number;
+  };
   redisUrl?: string;
+  /** Prepended to every Redis key, so that several deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   log: { level: RawConfig['LOG_LEVEL']; pretty: boolean };
   metrics: { enabled: boolean; token?: string };
   corsOrigins: string[];
@@ -155,8 +164,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pagination: { defaultLimit: raw.PAGE_LIMIT_DEFAULT, maxLimit: raw.PAGE_LIMIT_MAX },
     countCacheTtlMs: raw.COUNT_CACHE_TTL_MS,
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
-    rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
+    rateLimit: {
+      perMinute: raw.RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: raw.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
+    },
     redisUrl: raw.REDIS_URL,
+    redisKeyPrefix: raw.REDIS_KEY_PREFIX,
     log: { level: raw.LOG_LEVEL, pretty: raw.LOG_PRETTY ?? raw.NODE_ENV === 'development' },
     metrics: { enabled: raw.METRICS_ENABLED, token: raw.METRICS_TOKEN },
     corsOrigins: splitList(raw.CORS_ORIGINS),

@@ -3,6 +3,7 @@ import type { Options } from 'pino-http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppConfig } from '../config/app-config';
 import type { Principal } from '../common/auth/principal';
+import { redactTokens } from '../common/auth/token-redaction';
 
 type RequestWithUser = IncomingMessage & { user?: Principal; route?: { path?: string } };
 
@@ -45,7 +46,8 @@ export function buildHttpLoggerOptions(config: AppConfig, withDestination = fals
       req: (request: { id: string; method: string; url: string }) => ({
         id: request.id,
         method: request.method,
-        path: request.url.split('?')[0],
+        // The query string is never logged; a token pasted into the path is blanked out.
+        path: redactTokens(request.url.split('?')[0]),
       }),
       res: (response: { statusCode: number }) => ({ status: response.statusCode }),
     },

@@ -2,4 +2,5 @@ export * from './factories';
 export * from './snapshot';
 export * from './test-app';
 export * from './test-database';
+export * from './links';
 export * from './tcp-proxy';

@@ -69,7 +69,8 @@ export async function startServerProcess(
 /** Sends SIGTERM and waits for the exit code. */
 export function stopServerProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM') {
   return new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
+    // Already gone: exited on its own (exitCode) or by a signal (signalCode, exitCode stays null).
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
     child.once('exit', (code) => resolve(code));
     child.kill(signal);
   });

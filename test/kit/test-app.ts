@@ -1,4 +1,4 @@
-import { DynamicModule, INestApplication } from '@nestjs/common';
+import { DynamicModule, INestApplication, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
@@ -86,6 +86,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   // set by the first app only; without this reset a second app in the same test file would write
   // those lines with the first app's level and destination.
   resetOutOfContextLogger();
+  // Nest's static Logger still points at the previous app's pino logger, which the reset above
+  // emptied; silence it until this app's `useLogger` takes over.
+  Logger.overrideLogger(false);
   const moduleRef = await Test.createTestingModule({
     imports: [
       AppModule.forRoot(config, options.imports, { logDestination: captured?.destination }),

@@ -85,10 +85,22 @@ export function ApiListing(
           description: 'Records matching the filters (may be a few seconds old).',
         },
         Link: { schema: { type: 'string' }, description: 'RFC 8288 first/prev/next/last links.' },
-        ETag: { schema: { type: 'string' }, description: 'Send back as If-None-Match for a 304.' },
+        ETag: {
+          schema: { type: 'string' },
+          description:
+            'Strong tag of the page and its total; send it back as If-None-Match for a 304.',
+        },
+        'Cache-Control': {
+          schema: { type: 'string', example: 'private, no-cache' },
+          description: 'Per-user, revalidate every time (with If-None-Match).',
+        },
       },
     }),
-    ApiResponse({ status: 304, description: 'Not modified (If-None-Match matched the ETag).' }),
+    ApiResponse({
+      status: 304,
+      description:
+        'Not modified: If-None-Match holds the current ETag (also in a list, or as W/…). No body.',
+    }),
     ApiListingProblems(),
   );
 }

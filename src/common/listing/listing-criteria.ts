@@ -6,6 +6,11 @@ import type { ListingQuery } from './listing-query.dto';
 export interface Condition {
   /** SQL with named parameters, columns qualified with the alias `t`. */
   sql: string;
+  /**
+   * The same condition for SQLite, where it needs another shape to be served by an index; `sql`
+   * is used when absent.
+   */
+  sqliteSql?: string;
   params: Record<string, unknown>;
 }
 
@@ -16,7 +21,9 @@ export interface ListingCriteria {
   direction: SortDirection;
 }
 
-const escapeLike = (value: string) => value.replace(/[\\%_]/g, (char) => `\\${char}`);
+// `!` rather than a backslash, which MySQL string literals would treat as an escape themselves.
+const LIKE_ESCAPE = '!';
+const escapeLike = (value: string) => value.replace(/[!%_]/g, (char) => `${LIKE_ESCAPE}${char}`);
 
 /**
  * Turns a validated query and the caller's principal into criteria. The organization scope of the
@@ -57,8 +64,15 @@ export function buildCriteria(
         break;
       case 'prefix': {
         const columns = filter.columns ?? [column!];
+        const like = (c: string) => `${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
         conditions.push({
-          sql: `(${columns.map((c) => `t.${c} LIKE :${name} ESCAPE '\\'`).join(' OR ')})`,
+          // MySQL/MariaDB serve the OR of prefix LIKEs from one index per column (index_merge).
+          sql: `(${columns.map((c) => like(`t.${c}`)).join(' OR ')})`,
+          // SQLite serves a LIKE prefix from an index but not an OR of them: a list of ids, one
+          // index search per column, does it instead.
+          sqliteSql: `t.id IN (${columns
+            .map((c) => `SELECT id FROM ${definition.table} WHERE ${like(c)}`)
+            .join(' UNION ALL ')})`,
           params: { [name]: `${escapeLike(String(value))}%` },
         });
         break;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
@@ -10,7 +11,11 @@ export interface PageEnvelope<T> {
 
 /**
  * Renders a `Page` returned by a controller as the `{data, pagination}` envelope and adds the
- * listing headers: X-Total-Count, an RFC 8288 Link header and the caching policy.
+ * listing headers: X-Total-Count, an RFC 8288 Link header, the caching policy and the ETag.
+ *
+ * Conditional GET: this is the one place list replies get their ETag (Express's own body ETag is
+ * switched off in `configureApp`). Express then answers `If-None-Match` itself when it sends the
+ * reply (`req.fresh`: a matching tag, `W/` or not, in a list or `*` → 304 without a body).
  */
 @Injectable()
 export class PageEnvelopeInterceptor implements NestInterceptor {
@@ -24,8 +29,13 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         response.setHeader('X-Total-Count', String(result.total));
         const link = linkHeader(request.originalUrl, result);
         if (link) response.setHeader('Link', link);
+        // Caches may keep it (per user) but must revalidate it each time: the ETag makes that cheap.
         response.setHeader('Cache-Control', 'private, no-cache');
-        return toEnvelope(result);
+        // The page depends on the token (its organization scope), not only on the URL.
+        response.vary('Authorization');
+        const envelope = toEnvelope(result);
+        response.setHeader('ETag', entityTag(envelope, result.total));
+        return envelope;
       }),
     );
   }
@@ -54,4 +64,16 @@ export function linkHeader(originalUrl: string, page: Page<unknown>): string {
   if (page.page < pageCount) links.push(target(page.page + 1, 'next'));
   if (pageCount > 0) links.push(target(pageCount, 'last'));
   return links.join(', ');
+}
+
+/**
+ * A strong ETag: a hash of the exact JSON body Express sends and of the total, which X-Total-Count
+ * and Link carry but the body does not (page_count alone can stay the same when rows come or go).
+ */
+export function entityTag(envelope: PageEnvelope<unknown>, total: number): string {
+  const hash = createHash('sha256')
+    .update(JSON.stringify(envelope))
+    .update(`\n${total}`)
+    .digest('base64url');
+  return `"${hash.slice(0, 32)}"`;
 }

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
+import { redactTokens } from '../auth/token-redaction';
 import { ProblemException, ProblemOptions } from './problem.exception';
 import { isDatabaseUnavailable } from './database-errors';
 
@@ -43,7 +44,10 @@ export function sendProblem(
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     response.setHeader(name, value);
   }
-  response.status(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  response
+    .status(status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(redactTokens(JSON.stringify(body)));
 }
 
 /** Seconds a client should wait before retrying while the database is unavailable. */

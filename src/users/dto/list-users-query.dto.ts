@@ -15,7 +15,9 @@ export class ListUsersQueryDto extends ListingQueryDto(usersListing) {
   @StringParam({
     minLength: 2,
     maxLength: 100,
-    description: 'Users whose name or e-mail starts with this text (case-insensitive).',
+    description:
+      'Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match ' +
+      'themselves). A prefix, not a substring, so that the name and e-mail indexes serve it.',
   })
   q?: string;
 

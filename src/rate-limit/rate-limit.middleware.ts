@@ -1,0 +1,76 @@
+import { HttpStatus, Logger } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { hashToken, presentedToken } from '../auth/token-format';
+import { sendProblem } from '../common/problem-details/problem-details.filter';
+import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
+
+/**
+ * Rate limits every `/v1` request before any database work (it runs ahead of routing, the bearer
+ * guard and the token look-up), and announces the budget with the IETF RateLimit fields
+ * (draft-ietf-httpapi-ratelimit-headers) on every reply, errors included.
+ *
+ * - A request with a well-formed token spends that token's budget, keyed by the token's SHA-256
+ *   (the raw token is never a key). Anything else (no token, a malformed one: refused without a
+ *   database look-up) spends the client IP's budget.
+ * - A client IP whose well-formed tokens were rejected more than RATE_LIMIT_AUTH_FAILURES_PER_MINUTE
+ *   times in a minute gets 429 for any token until the window ends, so guessing tokens cannot
+ *   turn into a flood of database look-ups.
+ */
+export function rateLimitMiddleware(limits: RateLimits) {
+  const logger = new Logger('RateLimit');
+  const policy = `"default";q=${limits.perMinute};w=${RATE_LIMIT_WINDOW_SECONDS}`;
+
+  const refuse = (request: Request, response: Response, retryAfter: number, detail: string) => {
+    response.setHeader('RateLimit', `"default";r=0;t=${retryAfter}`);
+    sendProblem(request, response, HttpStatus.TOO_MANY_REQUESTS, detail, {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
+  };
+
+  return async (request: Request, response: Response, next: NextFunction) => {
+    if (!limits.enabled) return next();
+    const token = presentedToken(request.headers.authorization);
+    const ip = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+    try {
+      response.setHeader('RateLimit-Policy', policy);
+      if (token !== null) {
+        const blockedFor = await limits.authFailureBlockSeconds(ip);
+        if (blockedFor > 0) {
+          refuse(
+            request,
+            response,
+            blockedFor,
+            `Too many rejected tokens from this client; retry in ${blockedFor} s.`,
+          );
+          return;
+        }
+        response.on('finish', () => {
+          if (response.statusCode !== HttpStatus.UNAUTHORIZED) return;
+          limits.recordAuthFailure(ip).catch((error: unknown) => {
+            logger.warn(`could not count a rejected token: ${String(error)}`);
+          });
+        });
+      }
+      const decision = await limits.consume(
+        token === null ? `ip:${ip}` : `token:${hashToken(token)}`,
+      );
+      if (!decision.allowed) {
+        refuse(
+          request,
+          response,
+          decision.resetSeconds,
+          `Rate limit of ${limits.perMinute} requests a minute exceeded; retry in ${decision.resetSeconds} s.`,
+        );
+        return;
+      }
+      response.setHeader(
+        'RateLimit',
+        `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
+      );
+    } catch (error) {
+      // The counters failed (even the in-memory fallback): serve rather than refuse everyone.
+      logger.warn(`rate limit not checked: ${String(error)}`);
+    }
+    next();
+  };
+}

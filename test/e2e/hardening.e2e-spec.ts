@@ -1,0 +1,168 @@
+import { request as httpRequest, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestApp, TestApp } from '../kit';
+
+describe('HTTP hardening', () => {
+  let kit: TestApp;
+  let withCors: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    kit = await startTestApp();
+    withCors = await startTestApp({
+      database: kit.database,
+      env: { CORS_ORIGINS: 'https://app.example.com, https://admin.example.com' },
+    });
+    token = await kit.token();
+  });
+  afterAll(async () => {
+    await withCors?.close();
+    await kit?.close();
+  });
+
+  it.each([
+    ['a listing', '/v1/users', true, 200],
+    ['a 401', '/v1/users', false, 401],
+    ['a 404', '/v1/nothing', true, 404],
+    ['a health probe', '/health/live', false, 200],
+  ])('sends the security headers and no X-Powered-By on %s', async (_label, path, auth, status) => {
+    const request = kit.http().get(path);
+    const response = await (auth ? request.set('Authorization', `Bearer ${token}`) : request);
+    expect(response.status).toBe(status);
+    expect(response.headers['x-powered-by']).toBeUndefined();
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+    expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(response.headers['referrer-policy']).toBe('no-referrer');
+    expect(response.headers['cross-origin-resource-policy']).toBe('same-origin');
+  });
+
+  it('has CORS off unless CORS_ORIGINS is set', async () => {
+    const simple = await kit
+      .http()
+      .get('/v1/users')
+      .set('Origin', 'https://app.example.com')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(simple.headers['access-control-allow-origin']).toBeUndefined();
+
+    const preflight = await kit
+      .http()
+      .options('/v1/users')
+      .set('Origin', 'https://app.example.com')
+      .set('Access-Control-Request-Method', 'GET')
+      .set('Access-Control-Request-Headers', 'authorization');
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+    expect(preflight.headers['access-control-allow-headers']).toBeUndefined();
+  });
+
+  it('answers preflights and exposes the listing headers to configured origins only', async () => {
+    const preflight = await withCors
+      .http()
+      .options('/v1/users')
+      .set('Origin', 'https://admin.example.com')
+      .set('Access-Control-Request-Method', 'GET')
+      .set('Access-Control-Request-Headers', 'authorization')
+      .expect(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://admin.example.com');
+    expect(preflight.headers['access-control-allow-methods']).toBe('GET,HEAD');
+    expect(preflight.headers['access-control-allow-headers']).toMatch(/Authorization/);
+
+    const simple = await withCors
+      .http()
+      .get('/v1/users')
+      .set('Origin', 'https://app.example.com')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(simple.headers['access-control-allow-origin']).toBe('https://app.example.com');
+    for (const header of ['X-Total-Count', 'Link', 'RateLimit', 'Retry-After']) {
+      expect(simple.headers['access-control-expose-headers']).toContain(header);
+    }
+
+    const stranger = await withCors
+      .http()
+      .get('/v1/users')
+      .set('Origin', 'https://evil.example.net')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(stranger.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('limits header size and count, and how long a client may take to send a request', async () => {
+    const server = kit.app.getHttpServer() as Server & { maxHeaderSize?: number };
+    expect(server.maxHeaderSize).toBe(16 * 1024);
+    expect(server.maxHeadersCount).toBe(100);
+    expect(server.headersTimeout).toBe(10_000);
+    expect(server.requestTimeout).toBe(30_000);
+
+    const response = await kit
+      .http()
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${token}`)
+      .set('X-Filler', 'x'.repeat(17 * 1024));
+    expect(response.status).toBe(431);
+  });
+
+  it('refuses a body over 1 kB with 413 before reading it', async () => {
+    const response = await kit
+      .http()
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'text/plain')
+      .send('x'.repeat(2048));
+    expect(response.status).toBe(413);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
+  it('refuses a chunked body (of unknown length) with 413', async () => {
+    const server = kit.app.getHttpServer() as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const status = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/v1/users',
+            headers: { Authorization: `Bearer ${token}`, 'Transfer-Encoding': 'chunked' },
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('error', reject);
+        request.write('x'.repeat(100));
+        request.end();
+      });
+      expect(status).toBe(413);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('never puts the token in an error body or header', async () => {
+    const { id, token: revoked } = await kit.tokenWithId({ scopes: ['users:read'] });
+    const forbidden = await kit
+      .http()
+      .get('/v1/login_activities')
+      .set('Authorization', `Bearer ${revoked}`)
+      .expect(403);
+    await kit.dataSource.query('UPDATE api_tokens SET revoked_at = ? WHERE id = ?', [
+      '2026-01-01 00:00:00.000',
+      id,
+    ]);
+    const replies = [forbidden];
+    replies.push(
+      await kit.http().get('/v1/users?limit=0').set('Authorization', `Bearer ${revoked}`),
+      await kit.http().get('/v1/users').set('Authorization', `Bearer ${revoked}x`),
+      await kit.http().get('/v1/nothing').set('Authorization', `Bearer ${revoked}`),
+      await kit.http().post('/v1/users').set('Authorization', `Bearer ${revoked}`),
+    );
+    for (const reply of replies) {
+      expect(reply.status).toBeGreaterThanOrEqual(400);
+      expect(reply.text + JSON.stringify(reply.headers)).not.toContain(revoked.slice(4));
+    }
+  });
+});

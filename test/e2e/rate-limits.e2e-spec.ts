@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
+import { generateToken } from '../../src/auth/token-format';
+import { startTestApp, TestApp } from '../kit';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('rate limits per token (CONTRACT §6)', () => {
+  let kit: TestApp;
+  let unlimited: TestApp;
+  let sharedA: TestApp;
+  let sharedB: TestApp;
+  let redisDown: TestApp;
+
+  beforeAll(async () => {
+    // Token look-ups uncached, so every request that gets past the limiter shows up as a look-up.
+    kit = await startTestApp({
+      env: {
+        RATE_LIMIT_PER_MINUTE: '3',
+        RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5',
+        TOKEN_CACHE_TTL_MS: '0',
+      },
+    });
+    unlimited = await startTestApp({
+      database: kit.database,
+      env: { RATE_LIMIT_PER_MINUTE: '0' },
+    });
+    const redisEnv = {
+      RATE_LIMIT_PER_MINUTE: '3',
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `listing-test-${process.pid}-${randomBytes(4).toString('hex')}:`,
+    };
+    sharedA = await startTestApp({ database: kit.database, env: redisEnv });
+    sharedB = await startTestApp({ database: kit.database, env: redisEnv });
+    // Nothing listens on port 1: Redis is unreachable from the start.
+    redisDown = await startTestApp({
+      database: kit.database,
+      env: { ...redisEnv, REDIS_URL: 'redis://127.0.0.1:1' },
+    });
+  });
+  afterAll(async () => {
+    for (const app of [redisDown, sharedB, sharedA, unlimited]) await app?.close();
+    await kit?.close();
+  });
+
+  const POLICY = '"default";q=3;w=60';
+  const remainingOf = (header: string | undefined) => {
+    const match = /^"default";r=(\d+);t=(\d+)$/.exec(header ?? '');
+    expect(match).not.toBeNull();
+    const reset = Number(match![2]);
+    expect(reset).toBeGreaterThanOrEqual(1);
+    expect(reset).toBeLessThanOrEqual(60);
+    return Number(match![1]);
+  };
+
+  it('announces the policy and the remaining budget on a 200', async () => {
+    const token = await kit.token();
+    const response = await kit
+      .http()
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(response.headers['ratelimit-policy']).toBe(POLICY);
+    expect(remainingOf(response.headers['ratelimit'])).toBe(2);
+  });
+
+  it('announces them on a 400 and on 401s too', async () => {
+    const token = await kit.token();
+    const bad = await kit
+      .http()
+      .get('/v1/users?pgae=2')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(400);
+    expect(bad.headers['ratelimit-policy']).toBe(POLICY);
+    expect(remainingOf(bad.headers['ratelimit'])).toBe(2);
+
+    const unknown = await kit
+      .http()
+      .get('/v1/login_activities')
+      .set('Authorization', `Bearer ${generateToken()}`)
+      .expect(401);
+    expect(unknown.headers['ratelimit-policy']).toBe(POLICY);
+    expect(remainingOf(unknown.headers['ratelimit'])).toBe(2);
+
+    const missing = await kit.http().get('/v1/users').expect(401);
+    expect(missing.headers['ratelimit-policy']).toBe(POLICY);
+    remainingOf(missing.headers['ratelimit']);
+
+    const notFound = await kit.http().get('/v1/nothing').set('Authorization', `Bearer ${token}`);
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers['ratelimit-policy']).toBe(POLICY);
+  });
+
+  it('answers 429 problem+json with Retry-After once a token spent its budget, before any look-up', async () => {
+    const token = await kit.token();
+    const other = await kit.token();
+    const lookups = jest.spyOn(kit.app.get(ApiTokensRepository), 'findByHash');
+    try {
+      for (const remaining of [2, 1, 0]) {
+        const ok = await kit
+          .http()
+          .get('/v1/users')
+          .set('Authorization', `Bearer ${token}`)
+          .expect(200);
+        expect(remainingOf(ok.headers['ratelimit'])).toBe(remaining);
+      }
+      expect(lookups).toHaveBeenCalledTimes(3);
+
+      const refused = await kit
+        .http()
+        .get('/v1/users')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(429);
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(refused.body).toMatchObject({ status: 429, title: 'Too Many Requests' });
+      expect(typeof refused.body.request_id).toBe('string');
+      const retryAfter = Number(refused.headers['retry-after']);
+      expect(Number.isInteger(retryAfter)).toBe(true);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(refused.headers['ratelimit-policy']).toBe(POLICY);
+      expect(remainingOf(refused.headers['ratelimit'])).toBe(0);
+      expect(JSON.stringify(refused.body)).not.toContain(token);
+      // Refused before the token was looked up.
+      expect(lookups).toHaveBeenCalledTimes(3);
+
+      // Another token has its own budget.
+      await kit.http().get('/v1/users').set('Authorization', `Bearer ${other}`).expect(200);
+    } finally {
+      lookups.mockRestore();
+    }
+  });
+
+  it('stops looking up tokens for a client that keeps presenting unknown ones', async () => {
+    const lookups = jest.spyOn(kit.app.get(ApiTokensRepository), 'findByHash');
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const response = await kit
+          .http()
+          .get('/v1/users')
+          .set('Authorization', `Bearer ${generateToken()}`);
+        statuses.push(response.status);
+        if (response.status === 429) {
+          expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+          expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        }
+      }
+      // The earlier test spent one of the 5 failures this minute allows.
+      expect(statuses.filter((status) => status === 401)).toHaveLength(4);
+      expect(statuses.slice(4).every((status) => status === 429)).toBe(true);
+      expect(lookups.mock.calls.length).toBeLessThanOrEqual(4);
+    } finally {
+      lookups.mockRestore();
+    }
+  });
+
+  it('does not limit at all with RATE_LIMIT_PER_MINUTE=0', async () => {
+    const token = await unlimited.token();
+    for (let i = 0; i < 8; i++) {
+      const response = await unlimited
+        .http()
+        .get('/v1/users')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(200);
+      expect(response.headers['ratelimit']).toBeUndefined();
+      expect(response.headers['ratelimit-policy']).toBeUndefined();
+    }
+  });
+
+  it('shares one budget between instances through Redis', async () => {
+    const token = await sharedA.token();
+    const call = (app: TestApp) =>
+      app.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+    expect(remainingOf((await call(sharedA).expect(200)).headers['ratelimit'])).toBe(2);
+    expect(remainingOf((await call(sharedB).expect(200)).headers['ratelimit'])).toBe(1);
+    expect(remainingOf((await call(sharedA).expect(200)).headers['ratelimit'])).toBe(0);
+    const refused = await call(sharedB).expect(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('keeps serving and limiting with per-instance counters when Redis is unreachable', async () => {
+    const token = await redisDown.token();
+    const call = () => redisDown.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+    for (const remaining of [2, 1, 0]) {
+      expect(remainingOf((await call().expect(200)).headers['ratelimit'])).toBe(remaining);
+    }
+    await call().expect(429);
+  });
+});

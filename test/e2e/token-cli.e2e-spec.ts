@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { TOKEN_PATTERN } from '../../src/auth/token-format';
+import { OrganizationRow, startTestApp, TestApp } from '../kit';
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `npm run token` as an operator runs it, in a child process, against this test's database
+ * (the temp SQLite file through SQLITE_PATH, or the throw-away MySQL database).
+ */
+describe('token CLI (npm run token)', () => {
+  let kit: TestApp;
+  let acme: OrganizationRow;
+
+  beforeAll(async () => {
+    kit = await startTestApp();
+    acme = await kit.data.organization({ name: 'Acme' });
+    await kit.data.user({ organization_id: acme.id });
+    await kit.data.user();
+  });
+  afterAll(() => kit.close());
+
+  /** `npm run token -- …`, or (faster, same script) node with the same loader. */
+  const run = (viaNpm: boolean, args: string[]): Promise<CliResult> => {
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' };
+    delete env.DATABASE_URL;
+    delete env.SQLITE_PATH;
+    Object.assign(env, kit.database.env);
+    return new Promise((resolve) => {
+      const [command, commandArgs] = viaNpm
+        ? ['npm', ['run', '-s', 'token', '--', ...args]]
+        : [process.execPath, ['-r', '@swc-node/register', 'src/cli/token.cli.ts', ...args]];
+      execFile(
+        command,
+        commandArgs,
+        { cwd: join(__dirname, '..', '..'), env, timeout: 30_000 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
+    });
+  };
+  const cli = (...args: string[]) => run(false, args);
+  const lastLine = (text: string) => text.trimEnd().split('\n').pop() ?? '';
+
+  it('creates an organization-scoped token, printed as the last line, that sees only that organization', async () => {
+    const created = await run(true, [
+      'create',
+      '--name',
+      'acme-siem',
+      '--scopes',
+      'users:read,login_activities:read',
+      '--organization',
+      String(acme.id),
+      '--expires-in',
+      '30d',
+    ]);
+    expect(created.code).toBe(0);
+    const token = lastLine(created.stdout);
+    expect(token).toMatch(TOKEN_PATTERN);
+    expect(created.stdout).toContain(`organization: ${acme.id}`);
+
+    const [row] = await kit.dataSource.query(
+      'SELECT organization_id, scopes, expires_at FROM api_tokens WHERE name = ?',
+      ['acme-siem'],
+    );
+    expect(Number(row.organization_id)).toBe(acme.id);
+    expect(row.scopes).toBe('users:read login_activities:read');
+    expect(row.expires_at).not.toBeNull();
+
+    const response = await kit
+      .http()
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(response.headers['x-total-count']).toBe('1');
+    expect(response.body.data[0].organization_id).toBe(acme.id);
+  }, 30_000);
+
+  it('lists tokens without revealing them, and revokes one', async () => {
+    const created = await cli('create', '--name', 'short-lived', '--scopes', 'users:read');
+    expect(created.code).toBe(0);
+    const token = lastLine(created.stdout);
+    const [{ id }] = await kit.dataSource.query('SELECT id FROM api_tokens WHERE name = ?', [
+      'short-lived',
+    ]);
+    await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
+
+    const listed = await cli('list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('short-lived');
+    expect(listed.stdout).toContain('acme-siem');
+    expect(listed.stdout).toContain(token.slice(0, 10));
+    expect(listed.stdout).not.toContain(token.slice(10));
+    expect(listed.stdout).toMatch(/acme-siem.*active/);
+
+    const revoked = await cli('revoke', String(id));
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`revoked token ${id}`);
+    const [row] = await kit.dataSource.query('SELECT revoked_at FROM api_tokens WHERE id = ?', [
+      id,
+    ]);
+    expect(row.revoked_at).not.toBeNull();
+
+    const again = await cli('revoke', String(id));
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('no such active token');
+  }, 30_000);
+
+  it.each([
+    [
+      ['create', '--name', 'x', '--scopes', 'users:read', '--organization', 'abc'],
+      '--organization must be a positive integer id',
+    ],
+    [
+      ['create', '--name', 'x', '--scopes', 'users:read', '--organization', '999999'],
+      'no such organization',
+    ],
+    [['create', '--name', 'x', '--scopes', 'users:write'], 'unknown: users:write'],
+    [['frobnicate'], 'unknown command'],
+  ])(
+    'refuses %j with a clear message and a non-zero exit',
+    async (args, message) => {
+      const before = await kit.dataSource.query('SELECT COUNT(*) AS n FROM api_tokens');
+      const result = await cli(...args);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(message);
+      expect(result.stdout).not.toMatch(/lsk_[A-Za-z0-9_-]{43}/);
+      const after = await kit.dataSource.query('SELECT COUNT(*) AS n FROM api_tokens');
+      expect(Number(after[0].n)).toBe(Number(before[0].n));
+    },
+    30_000,
+  );
+});

@@ -1,0 +1,87 @@
+import { startTestApp, TestApp } from '../kit';
+
+const CACHE_TTL_MS = 200;
+/** The README's promise: a revocation takes effect within TOKEN_CACHE_TTL_MS; generous slack here. */
+const BOUND_MS = CACHE_TTL_MS + 3000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Calls `probe` until it answers `status`; the elapsed time, or a failure past `boundMs`. */
+async function pollUntilStatus(probe: () => Promise<{ status: number }>, status: number) {
+  const started = Date.now();
+  for (;;) {
+    const response = await probe();
+    if (response.status === status) return Date.now() - started;
+    if (Date.now() - started > BOUND_MS) {
+      throw new Error(`still ${response.status} after ${BOUND_MS} ms, expected ${status}`);
+    }
+    await sleep(25);
+  }
+}
+
+describe('token lifecycle', () => {
+  let kit: TestApp;
+
+  beforeAll(async () => {
+    kit = await startTestApp({ env: { TOKEN_CACHE_TTL_MS: String(CACHE_TTL_MS) } });
+  });
+  afterAll(() => kit.close());
+
+  const get = (token: string) =>
+    kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+  const lastUsedAt = async (id: number): Promise<string | null> => {
+    const [row] = await kit.dataSource.query('SELECT last_used_at FROM api_tokens WHERE id = ?', [
+      id,
+    ]);
+    return row.last_used_at === null ? null : String(row.last_used_at);
+  };
+
+  it('stops accepting a token revoked while its look-up is cached, within the cache time', async () => {
+    const { id, token } = await kit.tokenWithId();
+    await get(token).expect(200); // now cached as valid
+    await kit.dataSource.query('UPDATE api_tokens SET revoked_at = ? WHERE id = ?', [
+      '2026-01-01 00:00:00.000',
+      id,
+    ]);
+    await pollUntilStatus(() => get(token), 401);
+    const response = await get(token).expect(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
+  });
+
+  it('stops accepting a token at its expiry even while its look-up is cached', async () => {
+    const token = await kit.token({ expiresInMs: 600 });
+    await get(token).expect(200);
+    await pollUntilStatus(() => get(token), 401);
+  });
+
+  it('accepts a token again once an unknown-token answer has expired from the cache', async () => {
+    // An unknown token is cached as unknown; a token created later must not stay refused.
+    const { id, token } = await kit.tokenWithId();
+    await kit.dataSource.query('UPDATE api_tokens SET revoked_at = ? WHERE id = ?', [
+      '2026-01-01 00:00:00.000',
+      id,
+    ]);
+    await get(token).expect(401);
+    await kit.dataSource.query('UPDATE api_tokens SET revoked_at = NULL WHERE id = ?', [id]);
+    await pollUntilStatus(() => get(token), 200);
+  });
+
+  it('records last_used_at after the first use, and not again a moment later', async () => {
+    const { id, token } = await kit.tokenWithId();
+    expect(await lastUsedAt(id)).toBeNull();
+    await get(token).expect(200);
+    // Written off the request path: it appears shortly after the reply.
+    let first: string | null = null;
+    for (let i = 0; i < 100 && first === null; i++) {
+      await sleep(20);
+      first = await lastUsedAt(id);
+    }
+    expect(first).not.toBeNull();
+
+    await sleep(50);
+    await get(token).expect(200);
+    await get(token).expect(200);
+    await sleep(300);
+    expect(await lastUsedAt(id)).toBe(first);
+  });
+});
