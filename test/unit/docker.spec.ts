@@ -99,6 +99,14 @@ describe('docker/Dockerfile', () => {
     expect(lines).toContain('ARG NODE_IMAGE=node:22-bookworm-slim');
   });
 
+  it('copies everything the build reads (the swc settings included)', () => {
+    expect(build.filter((line) => line.startsWith('COPY'))).toEqual([
+      'COPY package.json package-lock.json ./',
+      'COPY tsconfig.json tsconfig.build.json nest-cli.json .swcrc ./',
+      'COPY src ./src',
+    ]);
+  });
+
   it('installs exactly the lock file, compiles, and keeps production dependencies only', () => {
     const runs = build.filter((line) => line.startsWith('RUN npm'));
     expect(runs).toEqual([
