@@ -2,6 +2,9 @@
 const transform = { '^.+\\.ts$': ['@swc/jest'] };
 
 module.exports = {
+  // Here, not per project: jest ignores `testTimeout` in a project's config, so e2e hooks that
+  // boot apps or processes got the 5 s default and failed on a busy machine.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -14,7 +17,6 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      testTimeout: 60000,
     },
   ],
 };

@@ -39,7 +39,8 @@ while IFS=$'\t' read -r stage line; do
       for src in "${words[@]:0:${#words[@]}-1}"; do
         say "build: COPY $src -> $dest"
         mkdir -p "$build/$dest"
-        cp -R "$root/$src" "$build/$dest"
+        # Docker copies a directory's contents into the destination, a file into it.
+        if [ -d "$root/$src" ]; then cp -R "$root/$src/." "$build/$dest/"; else cp "$root/$src" "$build/$dest/"; fi
       done
       ;;
     build:RUN\ npm\ *)
@@ -72,12 +73,32 @@ for file in dist/main.js dist/cli/migrate.cli.js node_modules/better-sqlite3/bui
   test -f "$runtime/$file" || fail "missing in the runtime folder: $file"
 done
 node -e '
+  // A devDependency may stay only when a production package needs it (mysql2 needs @types/node).
   const fs = require("fs");
-  const pkg = require(process.argv[1] + "/package.json");
+  const path = require("path");
+  const root = process.argv[1];
+  const pkg = require(root + "/package.json");
+  const needed = new Set(Object.keys(pkg.dependencies));
+  const manifests = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.name.startsWith("@")) { walk(full); continue; }
+      if (fs.existsSync(full + "/package.json")) manifests.push(full + "/package.json");
+      if (fs.existsSync(full + "/node_modules")) walk(full + "/node_modules");
+    }
+  };
+  walk(root + "/node_modules");
+  for (const manifest of manifests) {
+    const m = JSON.parse(fs.readFileSync(manifest, "utf8"));
+    for (const name of Object.keys({ ...m.dependencies, ...m.optionalDependencies, ...m.peerDependencies })) needed.add(name);
+  }
   const left = Object.keys(pkg.devDependencies).filter((name) =>
-    fs.existsSync(process.argv[1] + "/node_modules/" + name));
+    fs.existsSync(root + "/node_modules/" + name) && !needed.has(name));
   if (left.length) { console.error("devDependencies in the production install: " + left.join(", ")); process.exit(1); }
-  console.log("[verify-build] no devDependency in node_modules (" + fs.readdirSync(process.argv[1] + "/node_modules").length + " entries)");
+  const kept = Object.keys(pkg.devDependencies).filter((name) => fs.existsSync(root + "/node_modules/" + name));
+  console.log("[verify-build] " + manifests.length + " production packages; devDependencies present only as dependencies of those: " + (kept.join(", ") || "none"));
 ' "$runtime"
 
 cd "$runtime"
