@@ -2,8 +2,8 @@
 const transform = { '^.+\\.ts$': ['@swc/jest'] };
 
 module.exports = {
-  // Here, not per project: jest ignores `testTimeout` in a project's config, so e2e hooks that
-  // boot apps or processes got the 5 s default and failed on a busy machine.
+  // A global option: Jest ignores it inside `projects` (the e2e entry below alone left every test
+  // at the 5 s default, too short for boots and CLI runs on a busy 2-core CI machine).
   testTimeout: 60000,
   projects: [
     {

@@ -1,6 +1,6 @@
 import { INestApplication, VersioningType } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import type { HttpLogger } from 'pino-http';
@@ -14,6 +14,10 @@ import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
 import { RateLimits } from './rate-limit/rate-limits';
 import { HTTP_LOGGER } from './logging/logging.module';
 import { HttpMetrics } from './metrics/http-metrics';
+import { buildOpenApiDocument } from './openapi/openapi-document';
+
+// Kept importable from here for callers of the foundation's API.
+export { buildOpenApiDocument };
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so
@@ -70,17 +74,4 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
 
   // Routes are known once the modules are resolved; the 405 check reads them from here.
   for (const path of collectGetRoutePaths(app)) knownPaths.add(path);
-}
-
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
-    .setTitle('Listing service')
-    .setDescription(
-      'Read-only, paginated listing of the platform’s users and login activity. ' +
-        'Every /v1 route needs a bearer token with the scope it names.',
-    )
-    .setVersion('1.0.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'lsk_…' }, 'bearer')
-    .build();
-  return SwaggerModule.createDocument(app, config);
 }

@@ -1,52 +1,56 @@
-import { CanActivate, ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
+import { ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import { AuthGuard } from '@nestjs/passport';
 import { IS_PUBLIC, REQUIRED_SCOPES } from '../common/auth/auth.decorators';
 import type { Principal } from '../common/auth/principal';
 import { ProblemException } from '../common/problem-details/problem.exception';
+import { AuthenticatingRequest, TOKEN_AUTHENTICATOR } from './bearer.strategy';
 import { TokenAuthenticator } from './token-authenticator';
 import { bearerCredentials } from './token-format';
 
 export const REALM = 'api';
 
+const invalidToken = () =>
+  new ProblemException(
+    HttpStatus.UNAUTHORIZED,
+    'The bearer token is malformed, unknown, expired or revoked.',
+    { headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` } },
+  );
+
 /**
- * The global guard: every route needs a valid bearer token with the route's scopes, unless it is
- * marked `@Public()`. Replies follow RFC 6750.
- *
- * It calls this app's TokenAuthenticator directly rather than through a passport strategy:
- * passport keeps strategies in one process-wide registry, so with two app instances in one
- * process (as the tests run them) the last one booted would authenticate for both.
+ * The global guard, built on @nestjs/passport with passport-http-bearer: every route needs a
+ * valid bearer token with the route's scopes, unless it is marked `@Public()`. Replies follow
+ * RFC 6750. Only the Authorization header carries tokens (passport-http-bearer would also take
+ * `access_token` from the query string, which ends up in logs and proxies): a request without a
+ * well-formed `Bearer <credentials>` header is refused before the strategy runs.
  */
 @Injectable()
-export class BearerAuthGuard implements CanActivate {
+export class BearerAuthGuard extends AuthGuard('bearer') {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticator: TokenAuthenticator,
-  ) {}
+  ) {
+    super({ session: false });
+  }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
 
-    const request = context.switchToHttp().getRequest<Request & { user?: Principal }>();
-    // Only the Authorization header carries tokens: never the query string or a body.
+    const request = context
+      .switchToHttp()
+      .getRequest<AuthenticatingRequest & { user?: Principal }>();
     const authorization = request.headers.authorization;
     if (authorization === undefined) {
       throw new ProblemException(HttpStatus.UNAUTHORIZED, 'This route needs a bearer token.', {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
       });
     }
-    const credentials = bearerCredentials(authorization);
-    const principal =
-      credentials === null ? null : await this.authenticator.authenticate(credentials);
-    if (!principal) {
-      throw new ProblemException(
-        HttpStatus.UNAUTHORIZED,
-        'The bearer token is malformed, unknown, expired or revoked.',
-        { headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` } },
-      );
-    }
-    request.user = principal;
+    if (bearerCredentials(authorization) === null) throw invalidToken();
+
+    request[TOKEN_AUTHENTICATOR] = this.authenticator;
+    await super.canActivate(context);
+    const principal = request.user!;
 
     const required = this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [];
     const missing = required.filter((scope) => !principal.scopes.has(scope));
@@ -62,5 +66,11 @@ export class BearerAuthGuard implements CanActivate {
       );
     }
     return true;
+  }
+
+  override handleRequest<TUser = Principal>(error: unknown, user: TUser | false): TUser {
+    if (error) throw error;
+    if (!user) throw invalidToken();
+    return user;
   }
 }

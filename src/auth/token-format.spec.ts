@@ -1,8 +1,10 @@
 import {
+  bearerCredentials,
   displayPrefix,
   generateToken,
   hashToken,
   parseDuration,
+  presentedToken,
   TOKEN_PATTERN,
 } from './token-format';
 
@@ -31,4 +33,23 @@ describe('token format', () => {
   it.each(['', '0d', '30', 'd', '1y', '-1d', '1.5h'])('refuses %j', (text) =>
     expect(parseDuration(text)).toBeNull(),
   );
+});
+
+describe('bearer credentials', () => {
+  const token = generateToken();
+
+  it.each([
+    [`Bearer ${token}`, token, token],
+    [`bearer ${token}`, token, token],
+    [`Bearer   ${token}`, token, token],
+    ['Bearer not-a-token', 'not-a-token', null],
+    [`Bearer ${token} extra`, null, null],
+    [`Basic ${token}`, null, null],
+    ['Bearer', null, null],
+    ['', null, null],
+    [undefined, null, null],
+  ])('%j gives credentials %j and token %j', (header, credentials, presented) => {
+    expect(bearerCredentials(header)).toBe(credentials);
+    expect(presentedToken(header)).toBe(presented);
+  });
 });

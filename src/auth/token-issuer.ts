@@ -1,4 +1,4 @@
-import { SCOPES, Scope } from '../common/auth/principal';
+import { isRegisteredScope, registeredScopes } from '../common/auth/scope-registry';
 import type { ApiToken } from './api-token.entity';
 import { ApiTokensRepository } from './api-tokens.repository';
 import { displayPrefix, generateToken, hashToken } from './token-format';
@@ -29,10 +29,11 @@ export class TokenIssuer {
     if (!name || name.length > 255) {
       throw new TokenIssueError('name must be 1 to 255 characters');
     }
-    const unknown = options.scopes.filter((scope) => !SCOPES.includes(scope as Scope));
+    const unknown = options.scopes.filter((scope) => !isRegisteredScope(scope));
     if (unknown.length || options.scopes.length === 0) {
+      const known = registeredScopes().map((scope) => scope.name);
       throw new TokenIssueError(
-        `scopes must be a non-empty list of: ${SCOPES.join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`,
+        `scopes must be a non-empty list of: ${known.join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`,
       );
     }
     const token = generateToken();

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
 import { buildDataSourceOptions } from '../database/data-source-options';
@@ -35,4 +37,18 @@ export function runCli(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/**
+ * Registers every module's scopes without booting the app: each module defines its scopes in its
+ * `*.listing.ts` (see scope-registry.ts), so loading those files (and only those: the CLI stays
+ * fast) is enough for the token issuer to know them.
+ */
+export function loadListingScopes(root = join(__dirname, '..')): void {
+  for (const entry of readdirSync(root, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && /\.listing\.(ts|js)$/.test(entry.name)) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- found at run time
+      require(join(entry.parentPath, entry.name));
+    }
+  }
 }

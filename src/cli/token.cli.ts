@@ -2,7 +2,7 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { ApiTokensRepository } from '../auth/api-tokens.repository';
 import { parseDuration } from '../auth/token-format';
 import { TokenIssueError, TokenIssuer } from '../auth/token-issuer';
-import { openDataSource, runCli, UsageError } from './cli-support';
+import { loadListingScopes, openDataSource, runCli, UsageError } from './cli-support';
 
 const USAGE = `usage:
   npm run token -- create --name NAME --scopes users:read,login_activities:read [--organization ID] [--expires-in 30d]
@@ -13,6 +13,7 @@ create prints the new token as the last line of its output. It is shown once and
 as a SHA-256 hash. --expires-in takes a number and a unit: s, m, h, d or w (e.g. 90d).`;
 
 async function main(): Promise<void> {
+  loadListingScopes();
   const [command, ...rest] = process.argv.slice(2);
   if (!command || command === 'help' || command === '--help') {
     console.log(USAGE);

@@ -7,6 +7,7 @@ import type { Page } from '../common/listing/page';
 import { ListLoginActivitiesQueryDto } from './dto/list-login-activities-query.dto';
 import { LoginActivityView } from './dto/login-activity.view';
 import { LoginActivitiesService } from './login-activities.service';
+import { LOGIN_ACTIVITIES_READ } from './login-activities.listing';
 
 @ApiTags('login_activities')
 @Controller({ path: 'login_activities', version: '1' })
@@ -14,7 +15,7 @@ export class LoginActivitiesController {
   constructor(private readonly activities: LoginActivitiesService) {}
 
   @Get()
-  @RequireScopes('login_activities:read')
+  @RequireScopes(LOGIN_ACTIVITIES_READ)
   @ApiListing(LoginActivityView, {
     summary: 'List login activity (every authentication attempt)',
     envelopeName: 'LoginActivityPage',

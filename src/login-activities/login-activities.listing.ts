@@ -1,4 +1,10 @@
+import { defineScope } from '../common/auth/scope-registry';
 import type { ListingDefinition } from '../common/listing/listing-definition';
+
+export const LOGIN_ACTIVITIES_READ = defineScope(
+  'login_activities:read',
+  'List login activity (`GET /v1/login_activities`).',
+);
 
 export const AUTHENTICATION_METHODS = [
   'password',

@@ -48,12 +48,14 @@ export class RateLimits implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.perMinute = config.rateLimit.perMinute;
     this.authFailuresPerMinute = config.rateLimit.authFailuresPerMinute;
-    if (config.redisUrl) {
+    if (config.redisUrl && this.perMinute > 0) {
       this.redis = new Redis(config.redisUrl, {
         lazyConnect: true,
         // Fail fast instead of queueing commands while disconnected: the insurance limiter answers.
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
+        // A Redis that hangs must not hold requests: past this, the insurance limiter answers.
+        commandTimeout: 500,
         // How long a close waits for a half-open socket; the default 2 s delays shutdown.
         disconnectTimeout: 200,
       });

@@ -7,6 +7,7 @@ import type { Page } from '../common/listing/page';
 import { ListUsersQueryDto } from './dto/list-users-query.dto';
 import { UserView } from './dto/user.view';
 import { UsersService } from './users.service';
+import { USERS_READ } from './users.listing';
 
 @ApiTags('users')
 @Controller({ path: 'users', version: '1' })
@@ -14,7 +15,7 @@ export class UsersController {
   constructor(private readonly users: UsersService) {}
 
   @Get()
-  @RequireScopes('users:read')
+  @RequireScopes(USERS_READ)
   @ApiListing(UserView, { summary: 'List users', envelopeName: 'UserPage' })
   list(
     @Query() query: ListUsersQueryDto,

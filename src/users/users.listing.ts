@@ -1,4 +1,7 @@
+import { defineScope } from '../common/auth/scope-registry';
 import type { ListingDefinition } from '../common/listing/listing-definition';
+
+export const USERS_READ = defineScope('users:read', 'List users (`GET /v1/users`).');
 
 export const usersListing: ListingDefinition = {
   resource: 'users',

@@ -86,6 +86,23 @@ describe('authentication (RFC 6750)', () => {
     expect(dump).not.toContain(token.slice(4));
   });
 
+  it('checks tokens against its own database when two apps share one process', async () => {
+    // Passport's strategy registry is process-wide; each app must still use its own tokens.
+    const other = await startTestApp();
+    try {
+      const mine = await kit.token();
+      const theirs = await other.token();
+      const get = (app: TestApp, token: string) =>
+        app.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+      await get(kit, mine).expect(200);
+      await get(other, theirs).expect(200);
+      await get(kit, theirs).expect(401);
+      await get(other, mine).expect(401);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('leaves the health probes and API docs public', async () => {
     await kit.http().get('/health/live').expect(200);
     await kit.http().get('/health/ready').expect(200);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import request from 'supertest';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { generateToken } from '../../src/auth/token-format';
 import { startTestApp, TestApp } from '../kit';
@@ -131,6 +132,24 @@ describe('rate limits per token (CONTRACT §6)', () => {
     }
   });
 
+  it('limits every spelling of a path that serves data', async () => {
+    const token = await kit.token();
+    const statuses: number[] = [];
+    for (const path of ['/V1/users', '/v1/users/', '/v1//users', '/%76%31/users', '//v1/users']) {
+      // Plain supertest: these spellings are not in the OpenAPI document (Express routes
+      // case-insensitively and ignores a trailing slash), so the kit's contract check would refuse
+      // them; what matters here is that none of them gets past the limiter.
+      const response = await request(kit.app.getHttpServer())
+        .get(path)
+        .set('Authorization', `Bearer ${token}`);
+      statuses.push(response.status);
+      if (response.status === 200) expect(response.headers['ratelimit']).toBeDefined();
+    }
+    // Only the two spellings that serve data answered 200, and they spent the token's budget.
+    expect(statuses).toEqual([200, 200, 404, 404, 404]);
+    await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(429);
+  });
+
   it('stops looking up tokens for a client that keeps presenting unknown ones', async () => {
     const lookups = jest.spyOn(kit.app.get(ApiTokensRepository), 'findByHash');
     try {
@@ -150,6 +169,9 @@ describe('rate limits per token (CONTRACT §6)', () => {
       expect(statuses.filter((status) => status === 401)).toHaveLength(4);
       expect(statuses.slice(4).every((status) => status === 429)).toBe(true);
       expect(lookups.mock.calls.length).toBeLessThanOrEqual(4);
+      // Until the minute ends, that client gets 429 for any token (README: Security).
+      const valid = await kit.token();
+      await kit.http().get('/v1/users').set('Authorization', `Bearer ${valid}`).expect(429);
     } finally {
       lookups.mockRestore();
     }

@@ -1,3 +1,4 @@
+export * from './contract';
 export * from './factories';
 export * from './snapshot';
 export * from './test-app';

@@ -4,12 +4,13 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
-import { configureApp } from '../../src/app.setup';
+import { buildOpenApiDocument, configureApp } from '../../src/app.setup';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
-import { SCOPES } from '../../src/common/auth/principal';
+import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { __resetOutOfContextForTests as resetOutOfContextLogger } from 'nestjs-pino/PinoLogger';
+import { contractCheckedAgent, ContractValidator } from './contract';
 import { DataFactory } from './factories';
 import { LogCapture } from './log-capture';
 import { createTestDatabase, TestDatabase, TestTarget } from './test-database';
@@ -43,9 +44,15 @@ export interface TestApp {
   dataSource: DataSource;
   /** Rows in one line each. */
   data: DataFactory;
-  /** A supertest agent bound to the app. */
+  /**
+   * A supertest agent bound to the app. Every reply it receives is checked against the checked-in
+   * openapi.json (status, headers, content type, body schema): a reply the document does not
+   * describe fails the test with a ContractViolation.
+   */
   http: () => TestAgent;
-  /** Issues a real token (all scopes unless told otherwise) and returns its value. */
+  /** The contract the replies are held to; `contract.assert(exchange)` for other HTTP clients. */
+  contract: ContractValidator;
+  /** Issues a real token (every registered scope unless told otherwise) and returns its value. */
   token: (options?: TokenOptions) => Promise<string>;
   tokenWithId: (options?: TokenOptions) => Promise<{ id: number; token: string }>;
   /** The log lines written so far, parsed (needs `captureLogs: true`). */
@@ -103,20 +110,26 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const tokenWithId = async (tokenOptions: TokenOptions = {}) => {
     const issued = await issuer.issue({
       name: tokenOptions.name ?? 'test',
-      scopes: tokenOptions.scopes ?? SCOPES,
+      scopes: tokenOptions.scopes ?? registeredScopes().map((scope) => scope.name),
       organizationId: tokenOptions.organizationId ?? null,
       expiresInMs: tokenOptions.expiresInMs ?? null,
     });
     return { id: issued.id, token: issued.token };
   };
   const server = app.getHttpServer();
+  // Modules only a test registers are not in the checked-in file: their routes are held to the
+  // app's own document instead (the core routes always to the checked-in file).
+  const contract = options.imports?.length
+    ? ContractValidator.checkedIn().extendedWith(buildOpenApiDocument(app))
+    : ContractValidator.checkedIn();
   return {
     app,
     config,
     database,
     dataSource,
     data: new DataFactory(dataSource),
-    http: () => request(server),
+    http: () => contractCheckedAgent(request(server), contract),
+    contract,
     token: async (tokenOptions) => (await tokenWithId(tokenOptions)).token,
     tokenWithId,
     logs: () => {

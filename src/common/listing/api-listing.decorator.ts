@@ -6,7 +6,6 @@ import {
   ApiProperty,
   ApiResponse,
 } from '@nestjs/swagger';
-import { ProblemView } from '../problem-details/problem.view';
 
 export class PaginationView {
   @ApiProperty({ type: 'integer', minimum: 1, example: 2 })
@@ -24,42 +23,10 @@ export class PaginationView {
   page_count: number;
 }
 
-const problem = (status: number, description: string, headers?: Record<string, object>) =>
-  ApiResponse({
-    status,
-    description,
-    content: {
-      'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemView' } },
-    },
-    headers,
-  });
-
-/** The error replies every authenticated listing can give. */
-export const ApiListingProblems = () =>
-  applyDecorators(
-    ApiExtraModels(ProblemView),
-    problem(400, 'A query parameter is invalid; `errors` names each one.'),
-    problem(401, 'The bearer token is missing, malformed, unknown, expired or revoked.', {
-      'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 challenge.' },
-    }),
-    problem(403, 'The token lacks the scope this route needs.', {
-      'WWW-Authenticate': {
-        schema: { type: 'string' },
-        description: 'RFC 6750 challenge with error="insufficient_scope".',
-      },
-    }),
-    problem(406, 'The client accepts no JSON.'),
-    problem(429, 'The token exceeded its rate limit.', {
-      'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' },
-    }),
-    problem(503, 'The database is unavailable or too slow; retry later.', {
-      'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' },
-    }),
-  );
-
 /**
- * Documents a listing route: a named envelope schema (`<envelopeName>`) holding `itemType`, the
- * listing headers and every error reply.
+ * Documents a listing route: a named envelope schema (`<envelopeName>`) holding `itemType` and the
+ * listing headers. The error replies, X-Request-Id and rate-limit headers every `/v1` route shares
+ * are added to the document centrally (src/openapi/openapi-document.ts).
  */
 export function ApiListing(
   itemType: Type<unknown>,
@@ -81,26 +48,37 @@ export function ApiListing(
       description: 'One page of the listing.',
       headers: {
         'X-Total-Count': {
-          schema: { type: 'integer' },
-          description: 'Records matching the filters (may be a few seconds old).',
+          required: true,
+          schema: { type: 'integer', minimum: 0 },
+          description:
+            'Records matching the filters and the token scope. May be a few seconds old: totals are reused briefly (COUNT_CACHE_TTL_MS).',
         },
-        Link: { schema: { type: 'string' }, description: 'RFC 8288 first/prev/next/last links.' },
-        ETag: {
+        Link: {
           schema: { type: 'string' },
           description:
-            'Strong tag of the page and its total; send it back as If-None-Match for a 304.',
+            'RFC 8288 links to the `first`, `prev`, `next` and `last` pages that exist, keeping the other parameters. Absent when nothing matches.',
+        },
+        ETag: {
+          required: true,
+          schema: { type: 'string' },
+          description:
+            'Strong tag of the page and its total; send it back as `If-None-Match` to get a 304 when nothing changed.',
         },
         'Cache-Control': {
-          schema: { type: 'string', example: 'private, no-cache' },
-          description: 'Per-user, revalidate every time (with If-None-Match).',
+          required: true,
+          schema: { type: 'string', enum: ['private, no-cache'] },
+          description:
+            'Per-token replies: cache privately, revalidate every time (with If-None-Match).',
         },
       },
     }),
     ApiResponse({
       status: 304,
       description:
-        'Not modified: If-None-Match holds the current ETag (also in a list, or as W/…). No body.',
+        'Not modified: `If-None-Match` holds the current ETag (also in a list, or as W/…). No body.',
+      headers: {
+        ETag: { required: true, schema: { type: 'string' }, description: 'The current ETag.' },
+      },
     }),
-    ApiListingProblems(),
   );
 }

@@ -10,22 +10,32 @@ export class ParameterErrorView {
 
 /** RFC 9457 problem details, as every error reply carries them. */
 export class ProblemView {
-  @ApiProperty({ example: 'about:blank', format: 'uri-reference' })
+  @ApiProperty({
+    example: 'about:blank',
+    format: 'uri-reference',
+    description: 'A URI naming the problem type; `about:blank` when the status says it all.',
+  })
   type: string;
 
-  @ApiProperty({ example: 'Bad Request' })
+  @ApiProperty({ example: 'Bad Request', description: 'The HTTP reason phrase of the status.' })
   title: string;
 
-  @ApiProperty({ type: 'integer', example: 400 })
+  @ApiProperty({ type: 'integer', format: 'int32', example: 400, description: 'The HTTP status.' })
   status: number;
 
   @ApiProperty({ example: 'limit must be an integer between 1 and 100' })
   detail: string;
 
-  @ApiProperty({ example: '/v1/users?limit=500', format: 'uri-reference' })
+  @ApiProperty({
+    example: '/v1/users?limit=500',
+    description: 'The path and query of the request, as it was received.',
+  })
   instance: string;
 
-  @ApiPropertyOptional({ example: '3f0c2a52-8f4e-4c55-9d7b-0c1f3b1f2d1a' })
+  @ApiPropertyOptional({
+    example: '3f0c2a52-8f4e-4c55-9d7b-0c1f3b1f2d1a',
+    description: 'The X-Request-Id of the request; quote it when reporting a problem.',
+  })
   request_id?: string;
 
   @ApiPropertyOptional({ type: [ParameterErrorView], description: 'Present on 400 replies.' })

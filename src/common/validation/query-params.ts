@@ -10,6 +10,7 @@ import { IsOptional, ValidateBy, ValidationOptions } from 'class-validator';
  */
 
 const DIGITS = /^\d{1,16}$/;
+const INT32_MAX = 2 ** 31 - 1;
 
 /** Leaves anything that is not plain digits as it was, so the validator rejects it. */
 const toInteger = ({ value }: { value: unknown }) =>
@@ -30,7 +31,7 @@ export function IntegerParam(options: IntegerParamOptions): PropertyDecorator {
     IsOptional(),
     ApiPropertyOptional({
       type: 'integer',
-      format: 'int64',
+      format: max() <= INT32_MAX ? 'int32' : 'int64',
       minimum: options.min,
       maximum: max(),
       default: options.default,

@@ -1,11 +1,15 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiTimestampProperty } from '../../openapi/api-properties';
 import {
   AUTHENTICATION_METHODS,
   FAILURE_REASONS,
   OAUTH_PROVIDERS,
 } from '../login-activities.listing';
 
-const passThrough = 'Known values are listed; any other value stored upstream is passed through.';
+const passThrough =
+  'Known values are listed; any other value stored upstream is passed through unchanged, so handle unknown values.';
+/** Marks an enum whose list is not closed: replies may carry other strings (see passThrough). */
+const openEnum = { 'x-open-enum': true } as const;
 
 export class LoginActivityView {
   @ApiProperty({ type: 'integer', format: 'int64', example: 1001 })
@@ -17,11 +21,17 @@ export class LoginActivityView {
   })
   user_email: string;
 
-  @ApiProperty({ enum: AUTHENTICATION_METHODS, description: passThrough, example: 'password' })
+  @ApiProperty({
+    enum: AUTHENTICATION_METHODS,
+    description: passThrough,
+    example: 'password',
+    ...openEnum,
+  })
   authentication_method: string;
 
   @ApiProperty({
     enum: OAUTH_PROVIDERS,
+    ...openEnum,
     nullable: true,
     description: `Set only when authentication_method is oauth. ${passThrough}`,
     example: null,
@@ -39,6 +49,7 @@ export class LoginActivityView {
 
   @ApiProperty({
     enum: FAILURE_REASONS,
+    ...openEnum,
     nullable: true,
     description: `null when success is true. ${passThrough}`,
     example: null,
@@ -48,7 +59,7 @@ export class LoginActivityView {
   @ApiProperty({ type: 'string', nullable: true, example: 'Mozilla/5.0' })
   user_agent: string | null;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-21T09:30:00.000Z' })
+  @ApiTimestampProperty()
   created_at: string;
 
   @ApiProperty({

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiTimestampProperty } from '../../openapi/api-properties';
 
 export class UserView {
   @ApiProperty({ type: 'integer', format: 'int64', example: 42 })
@@ -22,9 +23,9 @@ export class UserView {
   @ApiProperty({ example: 'Acme Corp' })
   organization_name: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-21T09:30:00.000Z' })
+  @ApiTimestampProperty()
   created_at: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-21T09:30:00.000Z' })
+  @ApiTimestampProperty()
   updated_at: string;
 }

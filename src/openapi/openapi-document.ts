@@ -1,0 +1,267 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type {
+  HeaderObject,
+  OperationObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { registeredScopes } from '../common/auth/scope-registry';
+import { ProblemView } from '../common/problem-details/problem.view';
+
+/** The version of the HTTP contract (the `/v1` routes), not of the package. */
+export const API_VERSION = '1.0.0';
+
+export const BEARER_SCHEME = 'bearer';
+
+const API_DESCRIPTION = `Read-only, paginated listing of the platform's users and login activity.
+
+## Authentication
+Every \`/v1\` route needs \`Authorization: Bearer <token>\`. Tokens (\`lsk_\` + 43 characters) are
+issued by the service's token CLI, carry scopes and may be limited to one organization: such a
+token only ever sees that organization's rows, whatever filters it sends. Each operation names the
+scope it needs (\`x-required-scopes\`). A missing token answers 401 with
+\`WWW-Authenticate: Bearer realm="api"\`; a malformed, unknown, expired or revoked one 401 with
+\`error="invalid_token"\`; a token without the route's scope 403 with \`error="insufficient_scope"\`.
+
+## Pagination
+Lists answer \`{ "data": [...], "pagination": { "current_page", "limit", "page_count" } }\`.
+\`page\` starts at 1; \`limit\` is 1..100 (default 20). \`page_count\` is \`ceil(total / limit)\` for
+the request's filters, 0 when nothing matches; a page past the end answers 200 with \`data: []\`.
+\`X-Total-Count\` carries the total and an RFC 8288 \`Link\` header the \`first\`, \`prev\`, \`next\`
+and \`last\` pages, keeping every other parameter. The default order is \`id\` ascending, stable while
+rows are appended; every \`sort\` breaks ties on \`id\` in the same direction. To walk a large
+collection, prefer keyset paging: \`after_id\` (with \`sort=id\`) or \`before_id\` (with \`sort=-id\`)
+set to the last id seen, which stays fast at any depth.
+
+**Totals may be a few seconds old.** Counting a large filtered set is the expensive part of a page,
+so the total (\`X-Total-Count\`, hence \`page_count\`) for the same filters and token scope is
+reused for a short while (10 s by default). Rows added meanwhile appear on the pages, but not yet in
+the total; walk until \`data\` is empty (or use keyset paging) rather than trusting \`page_count\`
+for an exact end.
+
+## Errors
+Every error is RFC 9457 problem details (\`application/problem+json\`). Any bad query parameter
+(wrong type, out of range, repeated, unknown, an unknown \`sort\` or filter value) answers 400 with
+an \`errors\` list naming every offending parameter. Other methods than GET/HEAD answer 405 with
+\`Allow: GET, HEAD\`; unknown paths 404; a client accepting no JSON 406; a request with a body
+413. A request line and headers beyond 16 KiB get a bare 431 from the HTTP server itself.
+
+## Limits
+Each token has a request budget per minute, announced on every \`/v1\` reply by the IETF
+RateLimit header fields (\`RateLimit-Policy\`, \`RateLimit\`); over it, 429 with \`Retry-After\`.
+Every query runs under a time limit; a database that is down or too slow answers 503 with
+\`Retry-After\`.
+
+## Caching
+List replies carry an \`ETag\` and \`Cache-Control: private, no-cache\`; send the ETag back in
+\`If-None-Match\` to get 304 Not Modified when nothing changed.
+
+Every reply carries \`X-Request-Id\` (yours when you send a sane one, else a new UUID); quote it
+when reporting a problem.`;
+
+/**
+ * The OpenAPI document of the app: what the decorators say, plus the conventions every route shares
+ * (error replies, headers, scopes), added here once so that a new module gets them for free.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Listing service')
+    .setDescription(API_DESCRIPTION)
+    .setVersion(API_VERSION)
+    .addServer('/', 'This server')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'lsk_…', description: scopesDescription() },
+      BEARER_SCHEME,
+    )
+    .build();
+  const document = SwaggerModule.createDocument(app, config, {
+    extraModels: [ProblemView],
+    operationIdFactory: (controllerKey, methodKey) =>
+      `${methodKey}${controllerKey.replace(/Controller$/, '')}`,
+  });
+  return completeDocument(document);
+}
+
+function scopesDescription(): string {
+  const lines = registeredScopes().map((scope) => `- \`${scope.name}\`: ${scope.description}`);
+  return `An opaque API token: \`lsk_\` followed by 43 base64url characters. Scopes:\n${lines.join('\n')}`;
+}
+
+const header = (description: string, schema: SchemaObject, required = false): HeaderObject => ({
+  description,
+  required,
+  schema,
+});
+
+/** Headers shared by many replies, referenced as `#/components/headers/<name>`. */
+export const SHARED_HEADERS: Record<string, HeaderObject> = {
+  'X-Request-Id': header(
+    'The request id: echoed from the request when it is 1 to 128 of `A-Za-z0-9._:-`, else a new UUID.',
+    { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+    true,
+  ),
+  'RateLimit-Policy': header(
+    'IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds). Absent when rate limiting is switched off.',
+    { type: 'string', pattern: '^"[A-Za-z0-9_-]+";q=\\d+;w=\\d+$' },
+  ),
+  RateLimit: header(
+    'IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off.',
+    { type: 'string', pattern: '^"[A-Za-z0-9_-]+";r=\\d+;t=\\d+$' },
+  ),
+  'Retry-After': header('Seconds to wait before retrying.', { type: 'integer', minimum: 0 }, true),
+  'WWW-Authenticate': header(
+    'RFC 6750 challenge: `Bearer realm="api"`, with `error="invalid_token"` or `error="insufficient_scope", scope="…"`.',
+    { type: 'string', pattern: '^Bearer realm="api"' },
+    true,
+  ),
+  Allow: header('The methods this path accepts.', { type: 'string', enum: ['GET, HEAD'] }, true),
+};
+
+const ref = (section: string, name: string): ReferenceObject => ({
+  $ref: `#/components/${section}/${name}`,
+});
+
+interface SharedResponse {
+  name: string;
+  description: string;
+  headers: string[];
+  /** Answered by Node's HTTP server before the app sees the request: no body, no headers of ours. */
+  bare?: boolean;
+}
+
+/** The error replies of every `/v1` operation, as `#/components/responses/<name>`. */
+const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
+  '400': {
+    name: 'BadRequest',
+    description:
+      'A query parameter is invalid, repeated or unknown; `errors` names every offending one.',
+    headers: [],
+  },
+  '401': {
+    name: 'Unauthorized',
+    description: 'The bearer token is missing, malformed, unknown, expired or revoked.',
+    headers: ['WWW-Authenticate'],
+  },
+  '403': {
+    name: 'Forbidden',
+    description: 'The token lacks the scope this route needs (`error="insufficient_scope"`).',
+    headers: ['WWW-Authenticate'],
+  },
+  '404': {
+    name: 'NotFound',
+    description: 'No resource lives at this path (e.g. a mistyped or deeper path).',
+    headers: [],
+  },
+  '405': {
+    name: 'MethodNotAllowed',
+    description:
+      'Any method other than GET or HEAD on this path: the service is read-only. (Listed under GET because OpenAPI has no place for the methods a path does not support.)',
+    headers: ['Allow'],
+  },
+  '413': {
+    name: 'ContentTooLarge',
+    description: 'The request has a body (beyond a few bytes): no route of this service takes one.',
+    headers: [],
+  },
+  '406': {
+    name: 'NotAcceptable',
+    description: 'The `Accept` header allows neither application/json nor problem+json.',
+    headers: [],
+  },
+  '429': {
+    name: 'TooManyRequests',
+    description: 'The token exceeded its rate limit; retry after `Retry-After` seconds.',
+    headers: ['Retry-After'],
+  },
+  '431': {
+    name: 'RequestHeaderFieldsTooLarge',
+    description:
+      'The request line and headers exceed 16 KiB. Answered by the HTTP server itself, before the service sees the request: no body and no X-Request-Id.',
+    headers: [],
+    bare: true,
+  },
+  '500': {
+    name: 'InternalServerError',
+    description: 'An unexpected error; the body reveals no internals. Quote the request id.',
+    headers: [],
+  },
+  '503': {
+    name: 'ServiceUnavailable',
+    description: 'The database is unreachable or too slow right now; retry later.',
+    headers: ['Retry-After'],
+  },
+};
+
+const isVersioned = (path: string) => /^\/v\d+\//.test(path);
+
+function completeDocument(document: OpenAPIObject): OpenAPIObject {
+  const components = (document.components ??= {});
+  const schemas = (components.schemas ??= {});
+  for (const schema of Object.values(schemas)) completeSchema(schema);
+
+  const rateLimitHeaders = ['RateLimit-Policy', 'RateLimit'];
+  components.headers = { ...SHARED_HEADERS };
+  const problemResponses: Record<string, ResponseObject> = {};
+  for (const problem of Object.values(PROBLEM_RESPONSES)) {
+    if (problem.bare) {
+      problemResponses[problem.name] = { description: problem.description };
+      continue;
+    }
+    problemResponses[problem.name] = {
+      description: problem.description,
+      headers: headerRefs(['X-Request-Id', ...rateLimitHeaders, ...problem.headers]),
+      content: { 'application/problem+json': { schema: ref('schemas', 'ProblemView') } },
+    };
+  }
+  components.responses = { ...components.responses, ...problemResponses };
+
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const operation of Object.values(item) as OperationObject[]) {
+      if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
+      const versioned = isVersioned(path);
+      for (const response of Object.values(operation.responses) as ResponseObject[]) {
+        if ('$ref' in response) continue;
+        response.headers = {
+          ...headerRefs(['X-Request-Id', ...(versioned ? rateLimitHeaders : [])]),
+          ...response.headers,
+        };
+      }
+      if (!versioned) continue;
+      for (const [status, problem] of Object.entries(PROBLEM_RESPONSES)) {
+        operation.responses[status] = ref('responses', problem.name);
+      }
+      operation.responses = sortByKey(operation.responses);
+      const scopes = (operation as unknown as Record<string, unknown>)['x-required-scopes'];
+      if (Array.isArray(scopes) && scopes.length) {
+        const note = `Needs a bearer token with the scope ${scopes.map((s) => `\`${s}\``).join(' and ')}.`;
+        operation.description = operation.description
+          ? `${operation.description}\n\n${note}`
+          : note;
+      }
+    }
+  }
+  return document;
+}
+
+function headerRefs(names: string[]): Record<string, ReferenceObject> {
+  return Object.fromEntries(names.map((name) => [name, ref('headers', name)]));
+}
+
+/**
+ * OpenAPI 3.0 only lets `null` through an enum when the enum lists it: a nullable enum gets `null`
+ * added, so that validators and generated clients agree with the replies.
+ */
+function completeSchema(schema: SchemaObject | ReferenceObject): void {
+  if ('$ref' in schema) return;
+  if (schema.nullable && Array.isArray(schema.enum) && !schema.enum.includes(null)) {
+    schema.enum = [...schema.enum, null];
+  }
+  for (const property of Object.values(schema.properties ?? {})) completeSchema(property);
+  if (schema.items) completeSchema(schema.items);
+}
+
+function sortByKey<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+}

@@ -1,0 +1,17 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { ApiTimestampProperty } from '../../../src/openapi/api-properties';
+import { AUDIT_ACTIONS } from './audit-events.listing';
+
+export class AuditEventView {
+  @ApiProperty({ type: 'integer', format: 'int64' })
+  id: number;
+
+  @ApiProperty({ enum: AUDIT_ACTIONS })
+  action: string;
+
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true })
+  actor_id: number | null;
+
+  @ApiTimestampProperty()
+  created_at: string;
+}

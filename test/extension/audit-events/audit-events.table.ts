@@ -1,0 +1,39 @@
+import { DataSource, Table, TableIndex } from 'typeorm';
+
+/**
+ * The module's table. A real module ships this as a migration in src/database/migrations; the
+ * test creates it itself, with the same schema builder, on SQLite and on MySQL alike.
+ */
+export async function createAuditEventsTable(dataSource: DataSource): Promise<void> {
+  const mysql = dataSource.options.type === 'mysql';
+  const bigint = mysql ? 'bigint' : 'integer';
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.createTable(
+      new Table({
+        name: 'audit_events',
+        columns: [
+          {
+            name: 'id',
+            type: bigint,
+            isPrimary: true,
+            isGenerated: true,
+            generationStrategy: 'increment',
+          },
+          { name: 'organization_id', type: bigint, isNullable: true },
+          { name: 'actor_id', type: bigint, isNullable: true },
+          { name: 'action', type: 'varchar', length: '64' },
+          { name: 'created_at', type: 'datetime', precision: mysql ? 3 : undefined },
+        ],
+        indices: [
+          new TableIndex({ columnNames: ['organization_id', 'id'] }),
+          new TableIndex({ columnNames: ['action', 'id'] }),
+          new TableIndex({ columnNames: ['actor_id', 'id'] }),
+          new TableIndex({ columnNames: ['created_at', 'id'] }),
+        ],
+      }),
+    );
+  } finally {
+    await runner.release();
+  }
+}

@@ -1,0 +1,3 @@
+export * from './audit-events.listing';
+export * from './audit-events.module';
+export * from './audit-events.table';
