@@ -10,7 +10,7 @@ import { ProblemDetailsFilter } from './common/problem-details/problem-details.f
 import { QueryValidationPipe } from './common/validation/query-validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
-import { buildDataSourceOptions } from './database/data-source-options';
+import { buildAppDataSourceOptions } from './database/app-data-source-options';
 import { DemoDataBootstrap } from './database/demo-data.bootstrap';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
@@ -42,7 +42,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config, options.logDestination),
         TypeOrmModule.forRoot({
-          ...buildDataSourceOptions(config),
+          ...buildAppDataSourceOptions(config),
           // Keep trying at boot in production (the database may start after us); fail fast in tests.
           retryAttempts: config.env === 'test' ? 0 : 10,
           retryDelay: 3000,

@@ -7,6 +7,7 @@ import { createConnection, createServer, Server, Socket } from 'node:net';
  */
 export class TcpProxy {
   private server?: Server;
+  private frozen = false;
   private readonly sockets = new Set<Socket>();
   port = 0;
 
@@ -17,6 +18,13 @@ export class TcpProxy {
 
   async start(): Promise<number> {
     const server = createServer((client) => {
+      if (this.frozen) {
+        // Accepted, never answered: a database host that went silent.
+        this.sockets.add(client);
+        client.on('close', () => this.sockets.delete(client));
+        client.on('error', () => client.destroy());
+        return;
+      }
       const upstream = createConnection({ host: this.targetHost, port: this.targetPort });
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
@@ -37,7 +45,22 @@ export class TcpProxy {
     return this.port;
   }
 
+  /**
+   * The database goes silent: bytes already on their way are dropped, nothing more is forwarded
+   * in either direction, and new connections are accepted but never answered. `stop()` then
+   * `start()` bring it back.
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const socket of this.sockets) {
+      socket.unpipe();
+      socket.removeAllListeners('data');
+      socket.pause();
+    }
+  }
+
   async stop(): Promise<void> {
+    this.frozen = false;
     const server = this.server;
     this.server = undefined;
     for (const socket of this.sockets) socket.destroy();

@@ -1,0 +1,61 @@
+import { Logger } from '@nestjs/common';
+import type { DataSourceOptions, Logger as TypeOrmLogger } from 'typeorm';
+import type { AppConfig } from '../config/app-config';
+import { buildDataSourceOptions } from './data-source-options';
+
+/** How much longer than the server-side statement limit the client waits before giving up. */
+const MARGIN_MS = 2000;
+/** The bound when DB_STATEMENT_TIMEOUT_MS is 0 (no server-side limit). */
+const WITHOUT_STATEMENT_LIMIT_MS = 60_000;
+
+/**
+ * The app's TypeORM options: the shared ones plus what only the serving process wants.
+ *
+ * - A client-side time bound on every query on MySQL (mysql2's per-query `timeout`, through
+ *   TypeORM's `enableQueryTimeout`). The server cuts slow statements itself; this catches what it
+ *   cannot: a database or network gone silent, where a query (and the request, and the pool
+ *   connection it holds) would otherwise wait forever. On expiry mysql2 drops the connection and
+ *   the request answers 503. The CLIs (migrations) keep no such bound.
+ * - TypeORM's own messages through the app's logger, without query parameters.
+ */
+export function buildAppDataSourceOptions(config: AppConfig): DataSourceOptions {
+  const options: DataSourceOptions = {
+    ...buildDataSourceOptions(config),
+    logger: new DatabaseLogger(),
+  };
+  if (options.type !== 'mysql') return options;
+  const limit = config.database.statementTimeoutMs;
+  return {
+    ...options,
+    enableQueryTimeout: true,
+    maxQueryExecutionTime: limit > 0 ? limit + MARGIN_MS : WITHOUT_STATEMENT_LIMIT_MS,
+  };
+}
+
+/**
+ * TypeORM's messages as JSON log lines. Query parameters are never written (they hold e-mails,
+ * token hashes); failed queries are not logged here, since the request's error reply and the
+ * problem-details filter already account for them.
+ */
+export class DatabaseLogger implements TypeOrmLogger {
+  private readonly logger = new Logger('Database');
+
+  logQuery(): void {}
+
+  logQueryError(): void {}
+
+  logQuerySlow(time: number, query: string): void {
+    this.logger.warn(`slow query (${time} ms): ${query.slice(0, 500)}`);
+  }
+
+  logSchemaBuild(): void {}
+
+  logMigration(message: string): void {
+    this.logger.log(message);
+  }
+
+  log(level: 'log' | 'info' | 'warn', message: unknown): void {
+    if (level === 'warn') this.logger.warn(String(message));
+    else this.logger.debug?.(String(message));
+  }
+}
