@@ -47,7 +47,8 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
       synchronize: false,
       logging: false,
       extra: {
-        // Fail fast instead of queueing forever when every connection is busy or the server is gone.
+        // 0 lets requests wait for a free connection without a cap on the queue: every statement is
+        // bounded by the statement time limit, so the wait is bounded too (see README, Performance).
         queueLimit: 0,
         enableKeepAlive: true,
         decimalNumbers: true,
