@@ -40,12 +40,7 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
       bigNumberStrings: false,
       poolSize: database.poolSize,
       connectTimeout: 5000,
-      entities,
-      migrations,
-      migrationsRun: database.migrationsRun,
-      migrationsTransactionMode: 'each',
-      synchronize: false,
-      logging: false,
+      ...schemaOptions(config),
       extra: {
         // 0 lets requests wait for a free connection without a cap on the queue: every statement is
         // bounded by the statement time limit, so the wait is bounded too (see README, Performance).
@@ -67,11 +62,18 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
       db.pragma('busy_timeout = 5000');
       db.pragma('foreign_keys = ON');
     },
+    ...schemaOptions(config),
+  };
+}
+
+/** What both databases share: the entities, and a schema that comes from the migrations only. */
+function schemaOptions(config: AppConfig) {
+  return {
     entities,
     migrations,
-    migrationsRun: database.migrationsRun,
+    migrationsRun: config.database.migrationsRun,
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: false,
-  };
+  } as const;
 }
