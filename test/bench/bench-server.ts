@@ -57,6 +57,8 @@ export async function startServer(
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    // Lets a run try V8 flags on the server (e.g. heap limits, --cpu-prof).
+    ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
