@@ -17,6 +17,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LoginActivitiesModule } from './login-activities/login-activities.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { RedisModule } from './redis/redis.module';
 import { UsersModule } from './users/users.module';
 
 /**
@@ -48,6 +49,7 @@ export class AppModule {
           retryDelay: 3000,
         }),
         DiscoveryModule,
+        RedisModule,
         ListingModule,
         RateLimitModule,
         AuthModule,

@@ -1,11 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleDestroy,
-} from '@nestjs/common';
-import Redis from 'ioredis';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   RateLimiterAbstract,
   RateLimiterMemory,
@@ -13,11 +6,10 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { SharedRedis } from '../redis/shared-redis';
 
 /** The window of every limit, in seconds. */
 export const RATE_LIMIT_WINDOW_SECONDS = 60;
-/** How long to wait for Redis at boot before serving with per-process counters meanwhile. */
-const REDIS_CONNECT_TIMEOUT_MS = 2000;
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -36,39 +28,25 @@ export interface RateLimitDecision {
  * limiting every client per instance, and goes back to Redis once it answers again.
  */
 @Injectable()
-export class RateLimits implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(RateLimits.name);
-  private readonly redis?: Redis;
+export class RateLimits {
   private readonly requests?: RateLimiterAbstract;
   private readonly authFailures: RateLimiterAbstract;
   readonly perMinute: number;
   readonly authFailuresPerMinute: number;
-  private redisErrorLoggedAt = 0;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, sharedRedis: SharedRedis) {
     this.perMinute = config.rateLimit.perMinute;
     this.authFailuresPerMinute = config.rateLimit.authFailuresPerMinute;
-    if (config.redisUrl && this.perMinute > 0) {
-      this.redis = new Redis(config.redisUrl, {
-        lazyConnect: true,
-        // Fail fast instead of queueing commands while disconnected: the insurance limiter answers.
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        // A Redis that hangs must not hold requests: past this, the insurance limiter answers.
-        commandTimeout: 500,
-        // How long a close waits for a half-open socket; the default 2 s delays shutdown.
-        disconnectTimeout: 200,
-      });
-      this.redis.on('error', (error: Error) => this.noteRedisError(error));
-    }
+    // No connection at all when limits are off.
+    const redis = this.perMinute > 0 ? sharedRedis.client() : undefined;
     const limiter = (name: string, points: number): RateLimiterAbstract => {
       const options = { points, duration: RATE_LIMIT_WINDOW_SECONDS };
       const keyPrefix = `${config.redisKeyPrefix}rate:${name}`;
-      if (!this.redis) return new RateLimiterMemory({ ...options, keyPrefix });
+      if (!redis) return new RateLimiterMemory({ ...options, keyPrefix });
       return new RateLimiterRedis({
         ...options,
         keyPrefix,
-        storeClient: this.redis,
+        storeClient: redis,
         rejectIfRedisNotReady: true,
         insuranceLimiter: new RateLimiterMemory({ ...options, keyPrefix }),
       });
@@ -79,25 +57,6 @@ export class RateLimits implements OnApplicationBootstrap, OnModuleDestroy {
 
   get enabled(): boolean {
     return this.requests !== undefined;
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.redis) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('no answer')), REDIS_CONNECT_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([this.redis.connect(), timeout]);
-    } catch (error) {
-      this.noteRedisError(error as Error);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.redis?.disconnect();
   }
 
   /** Spends one request of `key`'s budget. */
@@ -128,15 +87,5 @@ export class RateLimits implements OnApplicationBootstrap, OnModuleDestroy {
       remaining: Math.max(0, result.remainingPoints),
       resetSeconds: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
     };
-  }
-
-  private noteRedisError(error: Error): void {
-    // Redis errors repeat on every reconnect attempt: one line every half minute is enough.
-    const now = Date.now();
-    if (now - this.redisErrorLoggedAt < 30_000) return;
-    this.redisErrorLoggedAt = now;
-    this.logger.warn(
-      `Redis unavailable, rate limits fall back to per-instance counters: ${error.message}`,
-    );
   }
 }

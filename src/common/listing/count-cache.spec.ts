@@ -1,4 +1,5 @@
 import { loadConfig } from '../../config/app-config';
+import { SharedRedis } from '../../redis/shared-redis';
 import { CountCache } from './count-cache';
 import type { ListingTotal } from './listing.repository';
 
@@ -9,7 +10,10 @@ function deferred() {
 }
 
 describe('CountCache', () => {
-  const cache = (ttl: string) => new CountCache(loadConfig({ COUNT_CACHE_TTL_MS: ttl }));
+  const cache = (ttl: string) => {
+    const config = loadConfig({ COUNT_CACHE_TTL_MS: ttl });
+    return new CountCache(config, new SharedRedis(config));
+  };
 
   it('runs one count for concurrent callers of a key, even with the cache off', async () => {
     const counts = cache('0');

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import Redis from 'ioredis';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { SharedRedis } from '../../redis/shared-redis';
 import type { ListingTotal } from './listing.repository';
 
 interface Entry {
@@ -12,7 +13,6 @@ interface Entry {
 /** How long one instance may hold the right to count a key before others count it themselves. */
 const LOCK_MS = 5_000;
 const POLL_MS = 25;
-const REDIS_CONNECT_WAIT_MS = 2_000;
 
 /**
  * Caches listing totals for a short time so that `page_count` does not cost a full COUNT per
@@ -26,7 +26,7 @@ const REDIS_CONNECT_WAIT_MS = 2_000;
  *   counting here: Redis makes totals cheaper, never wrong or unavailable.
  */
 @Injectable()
-export class CountCache implements OnModuleInit, OnModuleDestroy {
+export class CountCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<ListingTotal>>();
   private readonly ttlMs: number;
@@ -37,51 +37,12 @@ export class CountCache implements OnModuleInit, OnModuleDestroy {
   private redisFailureLogged = false;
   private static readonly MAX_ENTRIES = 10_000;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, redis: SharedRedis) {
     this.ttlMs = config.countCacheTtlMs;
     const database = config.database.url ?? config.database.sqlitePath;
     this.keyPrefix = `${config.redisKeyPrefix}count:${createHash('sha256').update(database).digest('base64url').slice(0, 12)}:`;
-    if (config.redisUrl && this.ttlMs > 0) {
-      this.redis = new Redis(config.redisUrl, {
-        // Fail a command at once when Redis is away rather than queueing behind a reconnect.
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        commandTimeout: 250,
-        // How long a close waits for a half-open socket; the default 2 s delays shutdown.
-        disconnectTimeout: 200,
-        lazyConnect: false,
-      });
-      this.redis.on('error', (error: Error) => this.redisFailed(error));
-      this.redis.on('ready', () => (this.redisFailureLogged = false));
-    }
-  }
-
-  /** Gives Redis a moment to connect at boot; without it the service starts and counts locally. */
-  async onModuleInit(): Promise<void> {
-    const redis = this.redis;
-    if (!redis || redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, REDIS_CONNECT_WAIT_MS);
-      redis.once('ready', done);
-    });
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    if (!this.redis) return;
-    if (this.redis.status !== 'ready') {
-      this.redis.disconnect();
-      return;
-    }
-    try {
-      await this.redis.quit();
-    } catch {
-      this.redis.disconnect();
-    }
+    if (this.ttlMs > 0) this.redis = redis.client();
+    this.redis?.on('ready', () => (this.redisFailureLogged = false));
   }
 
   async get(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {

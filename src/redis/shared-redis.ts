@@ -1,0 +1,78 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import Redis from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+
+/** How long boot waits for Redis before serving without it meanwhile. */
+const CONNECT_WAIT_MS = 2_000;
+
+/**
+ * The one Redis connection that request traffic shares (rate-limit counters, listing totals),
+ * opened only when one of them asks for it and REDIS_URL is set. It fails commands at once while
+ * Redis is away instead of queueing them, so every user falls back to local state; it reconnects
+ * by itself. (The readiness probe keeps a connection of its own: a probe must not queue behind,
+ * or retry like, request traffic.)
+ */
+@Injectable()
+export class SharedRedis implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(SharedRedis.name);
+  private connection?: Redis;
+  private errorLoggedAt = 0;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /** The shared client, or undefined when REDIS_URL is not set. */
+  client(): Redis | undefined {
+    if (!this.config.redisUrl) return undefined;
+    if (!this.connection) {
+      this.connection = new Redis(this.config.redisUrl, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        // A Redis that hangs must not hold requests: past this, callers use their local fallback.
+        commandTimeout: 500,
+        // How long a close waits for a half-open socket; the default 2 s delays shutdown.
+        disconnectTimeout: 200,
+      });
+      this.connection.on('error', (error: Error) => this.noteError(error));
+    }
+    return this.connection;
+  }
+
+  /** Gives Redis a moment to connect at boot; without it the service starts and works locally. */
+  async onModuleInit(): Promise<void> {
+    const redis = this.connection;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, CONNECT_WAIT_MS);
+      redis.once('ready', done);
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const redis = this.connection;
+    if (!redis) return;
+    if (redis.status !== 'ready') {
+      redis.disconnect();
+      return;
+    }
+    try {
+      await redis.quit();
+    } catch {
+      redis.disconnect();
+    }
+  }
+
+  private noteError(error: Error): void {
+    // Errors repeat on every reconnect attempt: one line every half minute is enough.
+    const now = Date.now();
+    if (now - this.errorLoggedAt < 30_000) return;
+    this.errorLoggedAt = now;
+    this.logger.warn(
+      `Redis unavailable: rate limits use per-instance counters and totals are counted locally: ${error.message}`,
+    );
+  }
+}
