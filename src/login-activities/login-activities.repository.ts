@@ -19,27 +19,25 @@ export class LoginActivitiesRepository extends ListingRepository<LoginActivityVi
     super(dataSource);
   }
 
-  protected async findItemsByIds(ids: number[]): Promise<LoginActivityView[]> {
-    const rows = await this.dataSource
-      .createQueryBuilder()
-      .from('login_activities', 'a')
-      .select([
-        'a.id AS id',
-        'a.user_email AS user_email',
-        'a.authentication_method AS authentication_method',
-        'a.oauth_provider AS oauth_provider',
-        'a.ip_address AS ip_address',
-        'a.otp_required AS otp_required',
-        'a.success AS success',
-        'a.failure_reason AS failure_reason',
-        'a.user_agent AS user_agent',
-        'a.created_at AS created_at',
-        'a.user_id AS user_id',
-        'a.session_id AS session_id',
-      ])
-      .where('a.id IN (:...ids)', { ids })
-      .getRawMany<Record<keyof LoginActivityView, unknown>>();
-    return rows.map((row) => ({
+  protected readonly itemQuery = {
+    select: [
+      'x.id AS id',
+      'x.user_email AS user_email',
+      'x.authentication_method AS authentication_method',
+      'x.oauth_provider AS oauth_provider',
+      'x.ip_address AS ip_address',
+      'x.otp_required AS otp_required',
+      'x.success AS success',
+      'x.failure_reason AS failure_reason',
+      'x.user_agent AS user_agent',
+      'x.created_at AS created_at',
+      'x.user_id AS user_id',
+      'x.session_id AS session_id',
+    ],
+  };
+
+  protected toItem(row: Record<string, unknown>): LoginActivityView {
+    return {
       id: toInteger(row.id),
       user_email: String(row.user_email),
       authentication_method: String(row.authentication_method),
@@ -52,6 +50,6 @@ export class LoginActivitiesRepository extends ListingRepository<LoginActivityVi
       created_at: toIsoTimestamp(row.created_at),
       user_id: toNullableInteger(row.user_id),
       session_id: toNullableString(row.session_id),
-    }));
+    };
   }
 }

@@ -13,26 +13,23 @@ export class UsersRepository extends ListingRepository<UserView> {
     super(dataSource);
   }
 
-  protected async findItemsByIds(ids: number[]): Promise<UserView[]> {
-    const rows = await this.dataSource
-      .createQueryBuilder()
-      .from('users', 'u')
-      .innerJoin('roles', 'r', 'r.id = u.role_id')
-      .innerJoin('organizations', 'o', 'o.id = u.organization_id')
-      .select([
-        'u.id AS id',
-        'u.name AS name',
-        'u.email AS email',
-        'u.role_id AS role_id',
-        'r.name AS role_name',
-        'u.organization_id AS organization_id',
-        'o.name AS organization_name',
-        'u.created_at AS created_at',
-        'u.updated_at AS updated_at',
-      ])
-      .where('u.id IN (:...ids)', { ids })
-      .getRawMany<Record<keyof UserView, unknown>>();
-    return rows.map((row) => ({
+  protected readonly itemQuery = {
+    select: [
+      'x.id AS id',
+      'x.name AS name',
+      'x.email AS email',
+      'x.role_id AS role_id',
+      'r.name AS role_name',
+      'x.organization_id AS organization_id',
+      'o.name AS organization_name',
+      'x.created_at AS created_at',
+      'x.updated_at AS updated_at',
+    ],
+    joins: ['JOIN roles r ON r.id = x.role_id', 'JOIN organizations o ON o.id = x.organization_id'],
+  };
+
+  protected toItem(row: Record<string, unknown>): UserView {
+    return {
       id: toInteger(row.id),
       name: String(row.name),
       email: String(row.email),
@@ -42,6 +39,6 @@ export class UsersRepository extends ListingRepository<UserView> {
       organization_name: String(row.organization_name),
       created_at: toIsoTimestamp(row.created_at),
       updated_at: toIsoTimestamp(row.updated_at),
-    }));
+    };
   }
 }

@@ -53,9 +53,15 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
   async function fullScans(sql: string, params: unknown[]): Promise<string[]> {
     if (mysql) {
       const rows: Record<string, unknown>[] = await kit.dataSource.query(`EXPLAIN ${sql}`, params);
-      return rows
-        .filter((row) => String(row.type).toUpperCase() === 'ALL')
-        .map((row) => `${String(row.table)}: type=ALL (${String(row.Extra ?? '')})`);
+      return (
+        rows
+          // Only the listed table matters: the page's materialized ids (`<derived2>`) and the
+          // lookup tables joined to a page's rows (roles: a handful of rows, which the optimizer
+          // rightly reads whole) are at most a page's worth of reads.
+          .filter((row) => ['t', 'x'].includes(String(row.table)))
+          .filter((row) => String(row.type).toUpperCase() === 'ALL')
+          .map((row) => `${String(row.table)}: type=ALL (${String(row.Extra ?? '')})`)
+      );
     }
     const rows: { detail: string }[] = await kit.dataSource.query(
       `EXPLAIN QUERY PLAN ${sql}`,
@@ -64,10 +70,10 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     // SQLite keeps a table in its primary key's order: `SCAN t` for an `ORDER BY id` page is the
     // walk along the primary key (MySQL's `type = index` on PRIMARY), stopped by the LIMIT. The
     // count of the same filters is checked on its own and has no such excuse.
-    const walksPrimaryKey = /ORDER BY "t"\."id" (ASC|DESC) LIMIT/.test(sql);
+    const walksPrimaryKey = /ORDER BY t\.id (ASC|DESC) LIMIT/.test(sql);
     return rows
       .map((row) => row.detail)
-      .filter((detail) => /^SCAN (t|users|login_activities)$/.test(detail))
+      .filter((detail) => /^SCAN (t|x|users|login_activities)$/.test(detail))
       .filter((detail) => !(walksPrimaryKey && detail === 'SCAN t'));
   }
 

@@ -38,8 +38,10 @@ class SlowRowsRepository extends ListingRepository<SlowRowView> {
     super(dataSource);
   }
 
-  protected async findItemsByIds(ids: number[]): Promise<SlowRowView[]> {
-    return ids.map((id) => ({ id }));
+  protected readonly itemQuery = { select: ['x.id AS id'] };
+
+  protected toItem(row: Record<string, unknown>): SlowRowView {
+    return { id: Number(row.id) };
   }
 }
 

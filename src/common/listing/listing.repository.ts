@@ -1,4 +1,4 @@
-import { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
 import { StatementLimit } from './statement-limit';
@@ -18,26 +18,45 @@ export interface PageOptions {
 }
 
 /**
- * The SQL every listing shares. Pages are fetched in two steps: the page's ids are read from the
- * listing's own table alone (an index walk, no joins), then only those rows are loaded with their
- * joins by `findItemsByIds`.
+ * What a listing selects for each row of a page: output columns (`<expression> AS <name>`) and
+ * the joins they need. The listing's own table is aliased `x`.
+ */
+export interface ItemQuery {
+  select: readonly string[];
+  joins?: readonly string[];
+}
+
+/** A statement with named parameters (`:name`), as TypeORM's drivers expand them. */
+interface Statement {
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+type RawRow = Record<string, unknown>;
+
+/**
+ * The SQL every listing shares, written out as text (no query builder on the request path). A
+ * page is one statement: a derived table walks the listing's own table for the page's ids alone
+ * (an index walk, no joins), and only those rows are then joined and read (a deferred join).
  *
  * A page in the far half of the listing is read from the other end (the order reversed, the
- * offset counted from the end, the ids put back in order), so no page walks more than half the
- * index. Counting from the end needs the total of the very snapshot the walk reads:
- * `countAndFindPage` counts and walks in one read-only REPEATABLE READ transaction;
- * `findPageAfterCount` (the total came from the cache) first counts, in the walk's snapshot, the
- * rows appended since that total was counted (ids above its `maxId`, a short range).
+ * offset counted from the end), so no page walks more than half the index. Counting from the end
+ * needs the total of the very snapshot the walk reads: `countAndFindPage` counts and reads in one
+ * read-only REPEATABLE READ transaction; `findPageAfterCount` (the total came from the cache)
+ * first counts, in the page's snapshot, the rows appended since that total was counted (ids above
+ * its `maxId`, a short range).
  */
 export abstract class ListingRepository<TItem extends { id: number }> {
   abstract readonly definition: ListingDefinition;
+  /** The columns and joins of the listing's items: the one query a listing writes. */
+  protected abstract readonly itemQuery: ItemQuery;
   /** Full counts this repository has run (read by tests to prove totals are shared). */
   countStatements = 0;
 
   constructor(protected readonly dataSource: DataSource) {}
 
-  /** Loads the full items for the given ids, in any order. */
-  protected abstract findItemsByIds(ids: number[]): Promise<TItem[]>;
+  /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
+  protected abstract toItem(row: RawRow): TItem;
 
   async count(criteria: ListingCriteria, options: PageOptions = {}): Promise<ListingTotal> {
     return this.withRunner(
@@ -47,30 +66,22 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     );
   }
 
-  /** Counts and reads the page's ids in one snapshot, then loads the page's rows. */
+  /** Counts and reads the page in one snapshot. */
   async countAndFindPage(
     criteria: ListingCriteria,
     offset: number,
     limit: number,
     options: PageOptions = {},
   ): Promise<{ total: ListingTotal; items: TItem[] }> {
-    const { total, ids } = await this.withRunner(
+    return this.withRunner(
       true,
       async (runner, statementLimit) => {
-        const counted = await this.countTotal(runner, statementLimit, criteria);
-        const pageIds = await this.idsIn(
-          runner,
-          statementLimit,
-          criteria,
-          offset,
-          limit,
-          counted.total,
-        );
-        return { total: counted, ids: pageIds };
+        const total = await this.countTotal(runner, statementLimit, criteria);
+        const items = await this.pageIn(runner, statementLimit, criteria, offset, limit, total);
+        return { total, items };
       },
       options,
     );
-    return { total, items: await this.itemsInOrder(ids) };
   }
 
   /** Reads a page given a total counted earlier (e.g. cached). */
@@ -82,7 +93,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     options: PageOptions = {},
   ): Promise<TItem[]> {
     const nearEnd = walksFromEnd(offset, limit, known.total);
-    const ids = await this.withRunner(
+    return this.withRunner(
       nearEnd,
       async (runner, statementLimit) => {
         let total = known.total;
@@ -96,44 +107,38 @@ export abstract class ListingRepository<TItem extends { id: number }> {
           });
           total += appended.total;
         }
-        return this.idsIn(runner, statementLimit, criteria, offset, limit, total);
+        return this.pageIn(runner, statementLimit, criteria, offset, limit, { ...known, total });
       },
       options,
     );
-    return this.itemsInOrder(ids);
   }
 
-  /** The page's ids in the listing's order, walking from whichever end is nearer. */
-  private async idsIn(
+  /** The page's items in the listing's order, walking from whichever end is nearer. */
+  private async pageIn(
     runner: QueryRunner,
     statementLimit: StatementLimit,
     criteria: ListingCriteria,
     offset: number,
     limit: number,
-    total: number,
-  ): Promise<number[]> {
+    { total }: ListingTotal,
+  ): Promise<TItem[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
-    const query = this.pageIdsQuery(criteria, fromEnd ? 'from end' : 'forward');
-    if (fromEnd) {
-      const end = Math.min(total, offset + limit);
-      query.offset(total - end).limit(end - offset);
-    } else {
-      query.offset(offset).limit(limit);
-    }
+    const end = Math.min(total, offset + limit);
     // Unfiltered in id order, the narrow id index is the cheapest walk; the optimizer prefers the
     // primary key, which holds whole rows.
     const idIndex =
       criteria.conditions.length === 0 && criteria.sortColumn === 'id'
         ? await statementLimit.narrowIdIndex(this.definition.table)
         : undefined;
-    const rows = await statementLimit.run<{ id: number | string }>(
-      runner,
-      query,
-      idIndex ? { table: this.definition.table, index: idIndex } : undefined,
+    const ids = this.pageIdsStatement(
+      criteria,
+      fromEnd ? 'from end' : 'forward',
+      fromEnd ? { offset: total - end, limit: end - offset } : { offset, limit },
+      idIndex,
     );
-    const ids = rows.map((row) => Number(row.id));
-    return fromEnd ? ids.reverse() : ids;
+    const rows = await statementLimit.run<RawRow>(runner, this.pageStatement(criteria, ids));
+    return rows.map((row) => this.toItem(row));
   }
 
   /** A full count of the listing (what the count cache saves). */
@@ -151,18 +156,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     statementLimit: StatementLimit,
     criteria: ListingCriteria,
   ): Promise<ListingTotal> {
-    const query = this.countQuery(criteria);
     const [row] = await statementLimit.run<{ total: number | string; max_id: unknown }>(
       runner,
-      query,
+      this.countStatement(criteria),
     );
     return { total: Number(row?.total ?? 0), maxId: Number(row?.max_id ?? 0) };
-  }
-
-  private async itemsInOrder(ids: number[]): Promise<TItem[]> {
-    if (ids.length === 0) return [];
-    const byId = new Map((await this.findItemsByIds(ids)).map((item) => [item.id, item]));
-    return ids.map((id) => byId.get(id)).filter((item): item is TItem => item !== undefined);
   }
 
   /**
@@ -196,47 +194,87 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /**
-   * The statements a page runs on the listing's table (the count, and the page's ids walked
-   * forward), as SQL and positional parameters: what the index test EXPLAINs.
+   * The statements a page runs (the count, the page's ids walked forward, and the whole page
+   * statement that joins them), as SQL and positional parameters: what the index test EXPLAINs.
    */
   describeQueries(
     criteria: ListingCriteria,
     offset: number,
     limit: number,
   ): { name: string; sql: string; params: unknown[] }[] {
+    const ids = this.pageIdsStatement(criteria, 'forward', { offset, limit });
     return [
-      ['count', this.countQuery(criteria)] as const,
-      ['page ids', this.pageIdsQuery(criteria, 'forward').offset(offset).limit(limit)] as const,
-    ].map(([name, query]) => {
-      const [sql, params] = query.getQueryAndParameters();
+      ['count', this.countStatement(criteria)] as const,
+      ['page ids', ids] as const,
+      ['page', this.pageStatement(criteria, ids)] as const,
+    ].map(([name, statement]) => {
+      const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(
+        statement.sql,
+        statement.params,
+      );
       return { name, sql, params: params as unknown[] };
     });
   }
 
-  private countQuery(criteria: ListingCriteria): SelectQueryBuilder<ObjectLiteral> {
-    return this.filtered(criteria).select('COUNT(*)', 'total').addSelect('MAX(t.id)', 'max_id');
+  private countStatement(criteria: ListingCriteria): Statement {
+    const { where, params } = this.where(criteria);
+    return {
+      sql: `SELECT COUNT(*) AS total, MAX(t.id) AS max_id FROM \`${this.definition.table}\` t${where}`,
+      params,
+    };
   }
 
-  private pageIdsQuery(
+  /** The ids of one stretch of the listing, in walk order (`from end`: the order reversed). */
+  private pageIdsStatement(
     criteria: ListingCriteria,
     walk: 'forward' | 'from end',
-  ): SelectQueryBuilder<ObjectLiteral> {
+    { offset, limit }: { offset: number; limit: number },
+    forceIndex?: string,
+  ): Statement {
     const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
-    return this.filtered(criteria)
-      .select('t.id', 'id')
-      .orderBy(`t.${criteria.sortColumn}`, direction)
-      .addOrderBy('t.id', direction);
+    const { where, params } = this.where(criteria);
+    const hint = forceIndex && this.isMysql() ? ` FORCE INDEX (\`${forceIndex}\`)` : '';
+    return {
+      sql:
+        `SELECT t.id AS id FROM \`${this.definition.table}\` t${hint}${where}` +
+        ` ORDER BY ${orderBy('t', criteria.sortColumn, direction)}` +
+        ` LIMIT ${Number(limit)} OFFSET ${Number(offset)}`,
+      params,
+    };
   }
 
-  private filtered(criteria: ListingCriteria): SelectQueryBuilder<ObjectLiteral> {
-    const query = this.dataSource.createQueryBuilder().from(this.definition.table, 't');
-    const sqlite = this.dataSource.options.type !== 'mysql';
-    for (const condition of criteria.conditions) {
-      query.andWhere((sqlite && condition.sqliteSql) || condition.sql, condition.params);
-    }
-    return query;
+  /** The page's rows, joined for the ids `ids` selects, in the listing's order. */
+  private pageStatement(criteria: ListingCriteria, ids: Statement): Statement {
+    const { select, joins = [] } = this.itemQuery;
+    return {
+      sql:
+        `SELECT ${select.join(', ')} FROM (${ids.sql}) p` +
+        ` JOIN \`${this.definition.table}\` x ON x.id = p.id${joins.map((join) => ` ${join}`).join('')}` +
+        ` ORDER BY ${orderBy('x', criteria.sortColumn, criteria.direction)}`,
+      params: ids.params,
+    };
+  }
+
+  private where(criteria: ListingCriteria): { where: string; params: Record<string, unknown> } {
+    if (criteria.conditions.length === 0) return { where: '', params: {} };
+    const sqlite = !this.isMysql();
+    const params: Record<string, unknown> = {};
+    const parts = criteria.conditions.map((condition) => {
+      Object.assign(params, condition.params);
+      return `(${(sqlite && condition.sqliteSql) || condition.sql})`;
+    });
+    return { where: ` WHERE ${parts.join(' AND ')}`, params };
+  }
+
+  private isMysql(): boolean {
+    return this.dataSource.options.type === 'mysql';
   }
 }
+
+const orderBy = (alias: string, column: string, direction: SortDirection): string =>
+  column === 'id'
+    ? `${alias}.id ${direction}`
+    : `${alias}.${column} ${direction}, ${alias}.id ${direction}`;
 
 /**
  * Whether the page is nearer the end of the listing than its start. The first page never is:

@@ -1,4 +1,4 @@
-import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 
 type Flavor = 'mariadb' | 'mysql' | 'sqlite';
 
@@ -41,23 +41,15 @@ export class StatementLimit {
     return new StatementLimit(dataSource, await flavorOf(dataSource), timeoutMs);
   }
 
-  /**
-   * Runs a SELECT built by `query` on `runner` and returns its raw rows; `forceIndex` names the
-   * index the table aliased `t` must be read through (MySQL/MariaDB only).
-   */
+  /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
   async run<T>(
     runner: QueryRunner,
-    query: SelectQueryBuilder<ObjectLiteral>,
-    forceIndex?: { table: string; index: string },
+    statement: { sql: string; params: Record<string, unknown> },
   ): Promise<T[]> {
-    const [built, parameters] = query.getQueryAndParameters();
-    let sql = built;
-    if (forceIndex && this.flavor !== 'sqlite') {
-      sql = sql.replace(
-        `FROM \`${forceIndex.table}\` \`t\``,
-        `FROM \`${forceIndex.table}\` \`t\` FORCE INDEX (\`${forceIndex.index}\`)`,
-      );
-    }
+    const [sql, parameters] = this.dataSource.driver.escapeQueryWithParameters(
+      statement.sql,
+      statement.params,
+    );
     return runner.query(this.limited(sql), parameters) as Promise<T[]>;
   }
 

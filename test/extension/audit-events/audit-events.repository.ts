@@ -13,24 +13,22 @@ export class AuditEventsRepository extends ListingRepository<AuditEventView> {
     super(dataSource);
   }
 
-  /** The one query a listing writes: its items by id (paging, counting and scope are shared). */
-  protected async findItemsByIds(ids: number[]): Promise<AuditEventView[]> {
-    const rows = await this.dataSource
-      .createQueryBuilder()
-      .from('audit_events', 'e')
-      .select([
-        'e.id AS id',
-        'e.action AS action',
-        'e.actor_id AS actor_id',
-        'e.created_at AS created_at',
-      ])
-      .where('e.id IN (:...ids)', { ids })
-      .getRawMany<Record<keyof AuditEventView, unknown>>();
-    return rows.map((row) => ({
+  /** The one query a listing writes: its columns (paging, counting and scope are shared). */
+  protected readonly itemQuery = {
+    select: [
+      'x.id AS id',
+      'x.action AS action',
+      'x.actor_id AS actor_id',
+      'x.created_at AS created_at',
+    ],
+  };
+
+  protected toItem(row: Record<string, unknown>): AuditEventView {
+    return {
       id: toInteger(row.id),
       action: String(row.action),
       actor_id: toNullableInteger(row.actor_id),
       created_at: toIsoTimestamp(row.created_at),
-    }));
+    };
   }
 }
