@@ -1,4 +1,4 @@
-import { INestApplication, VersioningType } from '@nestjs/common';
+import { INestApplication, NestApplicationOptions, VersioningType } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
@@ -18,6 +18,13 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
 
 // Kept importable from here for callers of the foundation's API.
 export { buildOpenApiDocument };
+
+/**
+ * How the Nest application is created, by `main.ts` and the test kit alike. No body parsers:
+ * every route is a GET, and a request body is refused unread (`requestBodyLimitMiddleware`)
+ * or ignored, so the JSON and urlencoded parsers would only cost two middleware calls per request.
+ */
+export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
-import { configureApp } from './app.setup';
+import { APP_OPTIONS, configureApp } from './app.setup';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { handleShutdownSignals } from './shutdown';
 
@@ -21,9 +21,10 @@ function readConfig(): AppConfig {
 
 async function bootstrap(): Promise<void> {
   const config = readConfig();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    bufferLogs: true,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config),
+    APP_OPTIONS,
+  );
   configureApp(app, config);
   await app.listen(config.port, config.host);
   handleShutdownSignals(app, config.shutdownTimeoutMs);

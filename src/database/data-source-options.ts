@@ -48,6 +48,9 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
         enableKeepAlive: true,
         decimalNumbers: true,
         dateStrings: false,
+        // mysql2 would capture a stack trace for every query, to point errors at the caller; the
+        // repositories' own errors say enough, and the capture costs about 2% of a request's CPU.
+        trace: false,
       },
     };
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
@@ -10,8 +10,8 @@ export interface PageEnvelope<T> {
 }
 
 /**
- * Renders a `Page` returned by a controller as the `{data, pagination}` envelope and adds the
- * listing headers: X-Total-Count, an RFC 8288 Link header, the caching policy and the ETag.
+ * Renders a `Page` returned by a controller as the `{data, pagination}` envelope (as JSON text,
+ * which Express sends as it is) and adds the listing headers: X-Total-Count, an RFC 8288 Link header, the caching policy and the ETag.
  *
  * Conditional GET: this is the one place list replies get their ETag (Express's own body ETag is
  * switched off in `configureApp`). Express then answers `If-None-Match` itself when it sends the
@@ -33,9 +33,11 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         response.setHeader('Cache-Control', 'private, no-cache');
         // The page depends on the token (its organization scope), not only on the URL.
         response.vary('Authorization');
-        const envelope = toEnvelope(result);
-        response.setHeader('ETag', entityTag(envelope, result.total));
-        return envelope;
+        // Serialized here, once: the ETag hashes the very bytes that are sent.
+        const body = JSON.stringify(toEnvelope(result));
+        response.setHeader('ETag', entityTag(body, result.total));
+        response.setHeader('Content-Type', 'application/json; charset=utf-8');
+        return body;
       }),
     );
   }
@@ -67,13 +69,9 @@ export function linkHeader(originalUrl: string, page: Page<unknown>): string {
 }
 
 /**
- * A strong ETag: a hash of the exact JSON body Express sends and of the total, which X-Total-Count
- * and Link carry but the body does not (page_count alone can stay the same when rows come or go).
+ * A strong ETag: a hash of the exact JSON body sent and of the total, which X-Total-Count and Link
+ * carry but the body does not (page_count alone can stay the same when rows come or go).
  */
-export function entityTag(envelope: PageEnvelope<unknown>, total: number): string {
-  const hash = createHash('sha256')
-    .update(JSON.stringify(envelope))
-    .update(`\n${total}`)
-    .digest('base64url');
-  return `"${hash.slice(0, 32)}"`;
+export function entityTag(body: string, total: number): string {
+  return `"${hash('sha256', `${body}\n${total}`, 'base64url').slice(0, 32)}"`;
 }
