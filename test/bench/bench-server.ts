@@ -43,22 +43,30 @@ export function freePort(): Promise<number> {
 export interface RunningServer {
   baseUrl: string;
   pid: number;
+  /** performance.now() when the process was spawned (V8 CPU profiles count from about then). */
+  spawnedAt: number;
   /** VmHWM: the most memory the process has held resident so far, in MiB. */
   peakRssMiB: () => number;
   stop: () => Promise<void>;
 }
 
-/** Starts the built app as its own process, on a free port, against `databaseUrl`. */
+/**
+ * Starts the built app as its own process, on a free port, against `databaseUrl`; with
+ * `reference`, the hand-written yardstick server of reference-server.ts instead.
+ */
 export async function startServer(
   databaseUrl: string,
-  extraEnv: Record<string, string> = {},
+  options: { extraEnv?: Record<string, string>; nodeArgs?: string[]; reference?: boolean } = {},
 ): Promise<RunningServer> {
+  const { extraEnv = {}, nodeArgs = [], reference = false } = options;
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    // Lets a run try V8 flags on the server (e.g. heap limits, --cpu-prof).
-    ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+    // V8 flags for the server alone (e.g. heap limits); the load generator keeps its own.
+    ...(process.env.BENCH_SERVER_NODE_OPTIONS
+      ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
+      : {}),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -72,7 +80,14 @@ export async function startServer(
     LOG_PRETTY: 'false',
     ...extraEnv,
   };
-  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], {
+  const args = [
+    ...nodeArgs,
+    ...(reference
+      ? ['-r', '@swc-node/register', 'test/bench/reference-server.ts']
+      : ['dist/main.js']),
+  ];
+  const spawnedAt = performance.now();
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -83,8 +98,8 @@ export async function startServer(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      const response = await fetch(`${baseUrl}/health/ready`);
-      if (response.ok) break;
+      const response = await fetch(`${baseUrl}${reference ? '/v1/users' : '/health/ready'}`);
+      if (response.ok || (reference && response.status === 401)) break;
     } catch {
       // not listening yet
     }
@@ -98,6 +113,7 @@ export async function startServer(
   return {
     baseUrl,
     pid,
+    spawnedAt,
     peakRssMiB: () => {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const match = /VmHWM:\s+(\d+) kB/.exec(status);

@@ -4,9 +4,16 @@
  * Seeds (or reuses) a bench database per size on the MariaDB/MySQL server of DATABASE_URL
  * (default mysql://root@127.0.0.1:3306), starts the built app against it as a child process and
  * loads it with autocannon, one scenario at a time. Not part of the jest suites.
+ *
+ * `--only S1,S2` runs only those scenarios. `--profile` (with one scenario) also records a V8 CPU
+ * profile of the server during the load and prints where its CPU time went, per package.
+ * `--reference` also runs S1-S3 against the hand-written node:http + mysql2 server of
+ * reference-server.ts on the same data, and prints the app's figures as ratios to it.
  */
 import 'reflect-metadata';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
@@ -16,11 +23,12 @@ import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer } from './bench-server';
+import { summarizeProfiles } from './cpu-profile';
 
 interface Scenario {
   name: string;
   path: string;
-  token: 'good' | 'bad';
+  token: 'good' | 'bad' | 'none';
   expectedStatus: number;
   /** Also time this many requests one after the other and report their median. */
   sequential?: number;
@@ -48,6 +56,9 @@ async function main(): Promise<void> {
       duration: { type: 'string', default: '10' },
       connections: { type: 'string', default: '32' },
       warmup: { type: 'string', default: '3' },
+      only: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      reference: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -55,10 +66,17 @@ async function main(): Promise<void> {
   for (const name of names) {
     if (!SIZES[name]) throw new Error(`--size must be tiny, small, large or both, not ${name}`);
   }
-  const options = {
+  const only = values.only ? new Set(values.only.split(',')) : undefined;
+  if (values.profile && only?.size !== 1) {
+    throw new Error('--profile needs exactly one scenario: --only S1, say');
+  }
+  const options: BenchOptions = {
     duration: Number(values.duration),
     connections: Number(values.connections),
     warmup: Number(values.warmup),
+    only,
+    profile: values.profile,
+    reference: values.reference,
   };
 
   buildIfStale();
@@ -80,10 +98,16 @@ async function main(): Promise<void> {
   }
 }
 
-async function benchSize(
-  size: BenchSize,
-  options: { duration: number; connections: number; warmup: number },
-): Promise<Row[]> {
+interface BenchOptions {
+  duration: number;
+  connections: number;
+  warmup: number;
+  only?: Set<string>;
+  profile: boolean;
+  reference: boolean;
+}
+
+async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]> {
   const url = await ensureBenchDatabase(size);
   const dataSource = await openBenchDataSource(url);
   let token: string;
@@ -100,13 +124,21 @@ async function benchSize(
     await dataSource.destroy();
   }
 
-  const server = await startServer(url);
+  const profileDir = options.profile ? mkdtempSync(join(tmpdir(), 'bench-profile-')) : undefined;
+  const server = await startServer(url, {
+    nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
+  let profiled: { requests: number; startedAt: number; endedAt: number } | undefined;
+  let stopped = false;
   try {
     const first = await getJson(server, '/v1/login_activities?page=1&limit=20', token);
     const pageCount = Number(first.pagination.page_count);
     const deepPage = Math.max(1, Math.floor(pageCount * 0.8));
     const thirtyDaysAgo = new Date(Date.now() - 30 * 86_400_000).toISOString();
     const scenarios: Scenario[] = [
+      // The floor: the same process, middleware and Nest pipeline, without token, validation or
+      // database. No listing can be faster than this on NestJS with Express.
+      { name: 'S0', path: '/health/live', token: 'none', expectedStatus: 200 },
       { name: 'S1', path: '/v1/users?page=1&limit=20', token: 'good', expectedStatus: 200 },
       {
         name: 'S2',
@@ -137,46 +169,110 @@ async function benchSize(
         walk: true,
       },
     ];
-    const rows: Row[] = [];
-    for (const scenario of scenarios) {
-      const headers = { authorization: `Bearer ${scenario.token === 'good' ? token : BAD_TOKEN}` };
-      const check = await fetch(`${server.baseUrl}${scenario.path}`, { headers });
-      if (check.status !== scenario.expectedStatus) {
-        throw new Error(
-          `${scenario.name} ${scenario.path}: expected ${scenario.expectedStatus}, got ${check.status} ${await check.text()}`,
-        );
+    const rows = await runScenarios(server, scenarios, token, options, size.name, (run) => {
+      profiled = run;
+    });
+    if (options.reference) {
+      await server.stop();
+      stopped = true;
+      const reference = await startServer(url, { reference: true });
+      try {
+        const yardstick = scenarios
+          .filter((scenario) => REFERENCE_SCENARIOS.has(scenario.name))
+          .map((scenario) => ({ ...scenario, name: `ref ${scenario.name}` }));
+        const referenceRows = await runScenarios(reference, yardstick, token, options, size.name);
+        rows.push(...referenceRows);
+      } finally {
+        await reference.stop();
       }
-      const sequentialMedianMs = scenario.sequential
-        ? await sequentialMedian(server, scenario.path, headers, scenario.sequential, scenario.walk)
-        : undefined;
-      const target = {
-        url: `${server.baseUrl}${scenario.path}`,
-        connections: options.connections,
-        headers,
-      };
-      if (options.warmup > 0) await autocannon({ ...target, duration: options.warmup });
-      const result = await autocannon({ ...target, duration: options.duration });
-      const unexpected = Object.entries(result.statusCodeStats)
-        .filter(([status]) => Number(status) !== scenario.expectedStatus)
-        .reduce((sum, [, stats]) => sum + stats.count, 0);
-      const row: Row = {
-        scenario: scenario.name,
-        path: scenario.path,
-        reqPerSec: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        errors: unexpected + result.errors + result.timeouts,
-        sequentialMedianMs,
-        peakRssMiB: server.peakRssMiB(),
-      };
-      rows.push(row);
-      console.log(
-        `[bench] ${size.name} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms`,
-      );
     }
     return rows;
   } finally {
-    await server.stop();
+    if (!stopped) await server.stop();
+    if (profileDir && profiled) {
+      const since = (at: number) => (at - server.spawnedAt) * 1000;
+      printProfile(
+        profileDir,
+        profiled.requests,
+        since(profiled.startedAt),
+        since(profiled.endedAt),
+      );
+    }
+    if (profileDir && !process.env.BENCH_KEEP_PROFILE) {
+      rmSync(profileDir, { recursive: true, force: true });
+    } else if (profileDir) console.log(`[bench] profile kept in ${profileDir}`);
+  }
+}
+
+/** The scenarios the hand-written reference server answers (plain pages, no filters). */
+const REFERENCE_SCENARIOS = new Set(['S1', 'S2', 'S3']);
+
+async function runScenarios(
+  server: RunningServer,
+  scenarios: Scenario[],
+  token: string,
+  options: BenchOptions,
+  sizeName: string,
+  onLoad: (run: { requests: number; startedAt: number; endedAt: number }) => void = () => undefined,
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  const selected = scenarios.filter(
+    (s) => !options.only || options.only.has(s.name.replace(/^ref /, '')),
+  );
+  for (const scenario of selected) {
+    const headers: Record<string, string> =
+      scenario.token === 'none'
+        ? {}
+        : { authorization: `Bearer ${scenario.token === 'good' ? token : BAD_TOKEN}` };
+    const check = await fetch(`${server.baseUrl}${scenario.path}`, { headers });
+    if (check.status !== scenario.expectedStatus) {
+      throw new Error(
+        `${scenario.name} ${scenario.path}: expected ${scenario.expectedStatus}, got ${check.status} ${await check.text()}`,
+      );
+    }
+    const sequentialMedianMs = scenario.sequential
+      ? await sequentialMedian(server, scenario.path, headers, scenario.sequential, scenario.walk)
+      : undefined;
+    const target = {
+      url: `${server.baseUrl}${scenario.path}`,
+      connections: options.connections,
+      headers,
+    };
+    if (options.warmup > 0) await autocannon({ ...target, duration: options.warmup });
+    const startedAt = performance.now();
+    const result = await autocannon({ ...target, duration: options.duration });
+    onLoad({ requests: result.requests.total, startedAt, endedAt: performance.now() });
+    const unexpected = Object.entries(result.statusCodeStats)
+      .filter(([status]) => Number(status) !== scenario.expectedStatus)
+      .reduce((sum, [, stats]) => sum + stats.count, 0);
+    const row: Row = {
+      scenario: scenario.name,
+      path: scenario.path,
+      reqPerSec: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: unexpected + result.errors + result.timeouts,
+      sequentialMedianMs,
+      peakRssMiB: server.peakRssMiB(),
+    };
+    rows.push(row);
+    console.log(
+      `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms`,
+    );
+  }
+  return rows;
+}
+
+function printProfile(dir: string, requests: number, fromMicros: number, toMicros: number): void {
+  const stages = summarizeProfiles(dir, requests, fromMicros, toMicros);
+  const busyMicros = stages.reduce((sum, stage) => sum + stage.microsPerRequest, 0);
+  console.log(
+    `\n[bench] server CPU per request: ${busyMicros.toFixed(0)} µs over ${requests} requests, by where it was spent:`,
+  );
+  for (const stage of stages.filter((s) => s.share >= 0.005)) {
+    console.log(
+      `  ${stage.stage.padEnd(44)} ${(stage.share * 100).toFixed(1).padStart(5)}%  ${stage.microsPerRequest.toFixed(0).padStart(5)} µs`,
+    );
   }
 }
 
@@ -241,12 +337,7 @@ const loadAverage = () =>
     .map((load) => load.toFixed(2))
     .join(' ');
 
-function printTable(
-  size: BenchSize,
-  rows: Row[],
-  options: { duration: number; connections: number },
-  load: string,
-): void {
+function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: string): void {
   console.log(
     `\n${size.name}: ${size.users} users / ${size.activities} login activities; ` +
       `${options.connections} connections × ${options.duration} s per scenario; ${load}`,
@@ -277,7 +368,21 @@ function printTable(
     `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
   );
   for (const line of lines) console.log(format(line));
-  for (const row of rows) console.log(`  ${row.scenario}: ${row.path}`);
+  for (const row of rows.filter((r) => !r.scenario.startsWith('ref '))) {
+    console.log(`  ${row.scenario}: ${row.path}`);
+  }
+  for (const row of rows) {
+    const reference = rows.find((r) => r.scenario === `ref ${row.scenario}`);
+    if (!reference) continue;
+    const throughput = row.reqPerSec / reference.reqPerSec;
+    const perRequest =
+      row.sequentialMedianMs !== undefined && reference.sequentialMedianMs !== undefined
+        ? `, sequential median ${(row.sequentialMedianMs / reference.sequentialMedianMs).toFixed(2)}× its time`
+        : '';
+    console.log(
+      `  ${row.scenario} vs the hand-written server: ${(throughput * 100).toFixed(0)}% of its req/s${perRequest}`,
+    );
+  }
 }
 
 main().then(
