@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { setFlagsFromString } from 'node:v8';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -6,6 +7,18 @@ import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { handleShutdownSignals } from './shutdown';
+
+/**
+ * V8 lets the old generation grow to about four times what survived the last full GC when memory
+ * is plentiful; under load that took the process from 45 MB of live heap to 300 MB resident.
+ * Growing by 1.5× keeps it under 200 MB at no measurable cost in throughput (a hard cap,
+ * --max-old-space-size, also shrinks the young generation and cost 15-30%; see README,
+ * Performance). A value given on the command line wins.
+ */
+const HEAP_GROWING_PERCENT = 50;
+if (!process.execArgv.some((flag) => /^--heap[-_]growing[-_]percent/.test(flag))) {
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
 
 function readConfig(): AppConfig {
   try {

@@ -63,10 +63,6 @@ export async function startServer(
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    // V8 flags for the server alone (e.g. heap limits); the load generator keeps its own.
-    ...(process.env.BENCH_SERVER_NODE_OPTIONS
-      ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
-      : {}),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -81,6 +77,8 @@ export async function startServer(
     ...extraEnv,
   };
   const args = [
+    // Node/V8 flags for the server alone (e.g. heap sizes); the load generator keeps its own.
+    ...(process.env.BENCH_SERVER_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
     ...nodeArgs,
     ...(reference
       ? ['-r', '@swc-node/register', 'test/bench/reference-server.ts']
