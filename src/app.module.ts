@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } fro
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module';
+import { InFlightRequests } from './common/http/in-flight-requests';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
 import { ListingModule } from './common/listing/listing.module';
 import { PageEnvelopeInterceptor } from './common/listing/page-envelope.interceptor';
@@ -61,6 +62,7 @@ export class AppModule {
       ],
       providers: [
         DemoDataBootstrap,
+        InFlightRequests,
         { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_PIPE, useClass: QueryValidationPipe },
         { provide: APP_INTERCEPTOR, useClass: PageEnvelopeInterceptor },

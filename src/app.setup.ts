@@ -5,6 +5,7 @@ import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import type { HttpLogger } from 'pino-http';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
+import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
 import { collectGetRoutePaths } from './common/http/route-catalog';
@@ -19,12 +20,8 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
 // Kept importable from here for callers of the foundation's API.
 export { buildOpenApiDocument };
 
-/**
- * How the Nest application is created, by `main.ts` and the test kit alike. No body parsers:
- * every route is a GET, and a request body is refused unread (`requestBodyLimitMiddleware`)
- * or ignored, so the JSON and urlencoded parsers would only cost two middleware calls per request.
- */
-export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
+/** How the Nest application is created, by `main.ts` and the test kit alike. */
+export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true };
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so
@@ -43,6 +40,8 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   applyServerLimits(express.getHttpServer());
 
   const knownPaths = new Set<string>();
+  // Counted from the very first middleware: shutdown waits for every request the app still runs.
+  express.use(app.get(InFlightRequests).middleware);
   express.use(requestIdMiddleware);
   // First after the id, so that every reply is logged, also those middleware gives (405, 406).
   express.use(app.get<HttpLogger>(HTTP_LOGGER));

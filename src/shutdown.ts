@@ -1,52 +1,73 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import type { Server } from 'node:http';
+import { InFlightRequests } from './common/http/in-flight-requests';
 
 /**
- * Graceful shutdown on SIGTERM/SIGINT: stop accepting connections, let in-flight requests finish
- * (for at most `timeoutMs`), then close the app (module hooks, the database pool) and exit 0.
- * If requests are still running at the deadline, exit 1 so the orchestrator sees it.
+ * Graceful shutdown on SIGTERM/SIGINT: `drainAndClose`, then exit with its code.
+ */
+export function handleShutdownSignals(app: INestApplication, timeoutMs: number): void {
+  let stopping = false;
+  const shutDown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.exit(await drainAndClose(app, timeoutMs, signal));
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, (received) => void shutDown(received));
+  }
+}
+
+/**
+ * Stops accepting connections, lets in-flight requests finish (for at most `timeoutMs`), then
+ * closes the app (module hooks, the database pool). Returns the exit code: 0, or 1 if requests
+ * were still running at the deadline, so the orchestrator sees it.
+ *
+ * "In flight" includes requests whose client has already left: their connection is gone, so the
+ * HTTP server's close does not wait for them, but their handler still runs and needs the pool.
  *
  * The HTTP server is closed first, by hand: Nest's own `app.close()` runs the modules' destroy
  * hooks before it closes the server, which could take a connection away from a running request.
  */
-export function handleShutdownSignals(app: INestApplication, timeoutMs: number): void {
+export async function drainAndClose(
+  app: INestApplication,
+  timeoutMs: number,
+  reason = 'shutdown',
+): Promise<0 | 1> {
   const logger = new Logger('Shutdown');
-  let stopping = false;
+  const server = app.getHttpServer() as Server;
+  const requests = app.get(InFlightRequests);
+  logger.log(`${reason} received: draining in-flight requests (up to ${timeoutMs} ms)`);
 
-  const shutDown = async (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    const server = app.getHttpServer() as Server;
-    logger.log(`${signal} received: draining in-flight requests (up to ${timeoutMs} ms)`);
-
-    const deadline = setTimeout(() => {
-      logger.error(`requests still running after ${timeoutMs} ms; exiting anyway`);
-      server.closeAllConnections();
-      process.exit(1);
-    }, timeoutMs);
-
-    // Replies from now on close their connection, and idle keep-alive connections are closed
-    // as they become idle, so that clients reconnect elsewhere instead of waiting on us.
-    server.on('request', (_request, response) => response.setHeader('Connection', 'close'));
-    const sweep = setInterval(() => server.closeIdleConnections(), 100);
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
-    clearInterval(sweep);
-
-    try {
-      await app.close();
-    } catch (error) {
-      logger.error(`error while closing: ${String(error)}`);
-      process.exit(1);
-    }
-    clearTimeout(deadline);
-    logger.log('stopped: requests drained, database pool closed');
-    process.exit(0);
-  };
-
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, (received) => void shutDown(received));
+  // Replies from now on close their connection, and idle keep-alive connections are closed as
+  // they become idle, so that clients reconnect elsewhere instead of waiting on us.
+  server.on('request', (_request, response) => response.setHeader('Connection', 'close'));
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  let deadline: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await requests.idle();
+      return true;
+    })(),
+    new Promise<false>((resolve) => (deadline = setTimeout(() => resolve(false), timeoutMs))),
+  ]);
+  clearTimeout(deadline);
+  clearInterval(sweep);
+  if (!drained) {
+    logger.error(`requests still running after ${timeoutMs} ms; exiting anyway`);
+    server.closeAllConnections();
+    return 1;
   }
+
+  try {
+    await app.close();
+  } catch (error) {
+    logger.error(`error while closing: ${String(error)}`);
+    return 1;
+  }
+  logger.log('stopped: requests drained, database pool closed');
+  return 0;
 }
