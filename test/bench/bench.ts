@@ -374,6 +374,15 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
   for (const row of rows) {
     const reference = rows.find((r) => r.scenario === `ref ${row.scenario}`);
     if (!reference) continue;
+    if (reference.reqPerSec === 0) {
+      console.log(
+        `  ${row.scenario} vs the hand-written server: it answered none under load within autocannon's 10 s timeout` +
+          (reference.sequentialMedianMs !== undefined && row.sequentialMedianMs !== undefined
+            ? `; sequential median ${(row.sequentialMedianMs / reference.sequentialMedianMs).toFixed(2)}× its time`
+            : ''),
+      );
+      continue;
+    }
     const throughput = row.reqPerSec / reference.reqPerSec;
     const perRequest =
       row.sequentialMedianMs !== undefined && reference.sequentialMedianMs !== undefined
