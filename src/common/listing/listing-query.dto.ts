@@ -1,5 +1,6 @@
 import { IdParam, IntegerParam } from '../validation/query-params';
 import { EnumParam } from '../validation/query-params';
+import { forgetValidatedQueries } from '../validation/query-validation.pipe';
 import { ListingDefinition, sortKeys } from './listing-definition';
 
 /** Bounds that come from configuration; set once at boot by `configurePagination`. */
@@ -8,6 +9,8 @@ export const paginationSettings = { defaultLimit: 20, maxLimit: 100 };
 export function configurePagination(settings: { defaultLimit: number; maxLimit: number }): void {
   paginationSettings.defaultLimit = settings.defaultLimit;
   paginationSettings.maxLimit = settings.maxLimit;
+  // Remembered validations may have been made against the previous bounds.
+  forgetValidatedQueries();
 }
 
 /** The largest page number accepted: a signed 32-bit integer, as most clients store it. */

@@ -54,8 +54,8 @@ export function toEnvelope<T>(page: Page<T>): PageEnvelope<T> {
 export function linkHeader(originalUrl: string, page: Page<unknown>): string {
   const [path, search = ''] = originalUrl.split('?', 2);
   const pageCount = page.pageCount;
+  const params = new URLSearchParams(search);
   const target = (number: number, rel: string) => {
-    const params = new URLSearchParams(search);
     params.set('page', String(number));
     return `<${path}?${params.toString()}>; rel="${rel}"`;
   };
