@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { ListingRepository } from '../common/listing/listing.repository';
 import {
   toBoolean,
@@ -14,10 +13,6 @@ import { loginActivitiesListing } from './login-activities.listing';
 @Injectable()
 export class LoginActivitiesRepository extends ListingRepository<LoginActivityView> {
   readonly definition = loginActivitiesListing;
-
-  constructor(dataSource: DataSource) {
-    super(dataSource);
-  }
 
   protected readonly itemQuery = {
     select: [

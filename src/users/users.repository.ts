@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { ListingRepository } from '../common/listing/listing.repository';
 import { toInteger, toIsoTimestamp } from '../database/row-values';
 import type { UserView } from './dto/user.view';
@@ -8,10 +7,6 @@ import { usersListing } from './users.listing';
 @Injectable()
 export class UsersRepository extends ListingRepository<UserView> {
   readonly definition = usersListing;
-
-  constructor(dataSource: DataSource) {
-    super(dataSource);
-  }
 
   protected readonly itemQuery = {
     select: [

@@ -1,6 +1,5 @@
 import { Controller, Get, Injectable, Module, Query } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { DataSource } from 'typeorm';
 import { CurrentPrincipal, RequireScopes } from '../../src/common/auth/auth.decorators';
 import type { Principal } from '../../src/common/auth/principal';
 import { ApiListing } from '../../src/common/listing/api-listing.decorator';
@@ -33,10 +32,6 @@ class SlowRowView {
 @Injectable()
 class SlowRowsRepository extends ListingRepository<SlowRowView> {
   readonly definition = slowListing;
-
-  constructor(dataSource: DataSource) {
-    super(dataSource);
-  }
 
   protected readonly itemQuery = { select: ['x.id AS id'] };
 

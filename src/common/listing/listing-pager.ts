@@ -59,18 +59,16 @@ export class ListingPager {
     const boundary = upwards
       ? Math.ceil(bound / KEYSET_BUCKET) * KEYSET_BUCKET
       : Math.floor(bound / KEYSET_BUCKET) * KEYSET_BUCKET;
-    const beyond: Condition = upwards
-      ? { sql: 't.id > :keyset_boundary', params: { keyset_boundary: boundary } }
-      : { sql: 't.id < :keyset_boundary', params: { keyset_boundary: boundary } };
-    const between: Condition = upwards
-      ? {
-          sql: 't.id > :keyset_bound AND t.id <= :keyset_boundary',
-          params: { keyset_bound: bound, keyset_boundary: boundary },
-        }
-      : {
-          sql: 't.id < :keyset_bound AND t.id >= :keyset_boundary',
-          params: { keyset_bound: bound, keyset_boundary: boundary },
-        };
+    // Beyond the boundary, and from the bound up to the boundary (or down, for before_id).
+    const [past, within] = upwards ? ['>', '<='] : ['<', '>='];
+    const beyond: Condition = {
+      sql: `t.id ${past} :keyset_boundary`,
+      params: { keyset_boundary: boundary },
+    };
+    const between: Condition = {
+      sql: `t.id ${past} :keyset_bound AND t.id ${within} :keyset_boundary`,
+      params: { keyset_bound: bound, keyset_boundary: boundary },
+    };
     const beyondCriteria = { ...base, conditions: [...base.conditions, beyond] };
     const [far, near] = await Promise.all([
       this.counts.get(criteriaKey(repository.definition.resource, beyondCriteria), () =>

@@ -1,4 +1,5 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
 import { StatementLimit } from './statement-limit';
@@ -46,6 +47,7 @@ type RawRow = Record<string, unknown>;
  * first counts, in the page's snapshot, the rows appended since that total was counted (ids above
  * its `maxId`, a short range).
  */
+@Injectable() // so that listings inherit the constructor's injection (the DataSource)
 export abstract class ListingRepository<TItem extends { id: number }> {
   abstract readonly definition: ListingDefinition;
   /** The columns and joins of the listing's items: the one query a listing writes. */
@@ -77,7 +79,14 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       true,
       async (runner, statementLimit) => {
         const total = await this.countTotal(runner, statementLimit, criteria);
-        const items = await this.pageIn(runner, statementLimit, criteria, offset, limit, total);
+        const items = await this.pageIn(
+          runner,
+          statementLimit,
+          criteria,
+          offset,
+          limit,
+          total.total,
+        );
         return { total, items };
       },
       options,
@@ -107,7 +116,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
           });
           total += appended.total;
         }
-        return this.pageIn(runner, statementLimit, criteria, offset, limit, { ...known, total });
+        return this.pageIn(runner, statementLimit, criteria, offset, limit, total);
       },
       options,
     );
@@ -120,7 +129,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     criteria: ListingCriteria,
     offset: number,
     limit: number,
-    { total }: ListingTotal,
+    total: number,
   ): Promise<TItem[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
@@ -233,7 +242,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Statement {
     const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
     const { where, params } = this.where(criteria);
-    const hint = forceIndex && this.isMysql() ? ` FORCE INDEX (\`${forceIndex}\`)` : '';
+    // Only ever named on MySQL/MariaDB (StatementLimit.narrowIdIndex).
+    const hint = forceIndex ? ` FORCE INDEX (\`${forceIndex}\`)` : '';
     return {
       sql:
         `SELECT t.id AS id FROM \`${this.definition.table}\` t${hint}${where}` +

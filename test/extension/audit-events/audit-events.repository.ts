@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { ListingRepository } from '../../../src/common/listing/listing.repository';
 import { toInteger, toIsoTimestamp, toNullableInteger } from '../../../src/database/row-values';
 import type { AuditEventView } from './audit-event.view';
@@ -8,10 +7,6 @@ import { auditEventsListing } from './audit-events.listing';
 @Injectable()
 export class AuditEventsRepository extends ListingRepository<AuditEventView> {
   readonly definition = auditEventsListing;
-
-  constructor(dataSource: DataSource) {
-    super(dataSource);
-  }
 
   /** The one query a listing writes: its columns (paging, counting and scope are shared). */
   protected readonly itemQuery = {
