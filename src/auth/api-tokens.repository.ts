@@ -57,14 +57,10 @@ export class ApiTokensRepository {
 
   /** Always on the primary, also when reads go to replicas. */
   async touchLastUsed(id: number, at: Date): Promise<void> {
-    const primary = this.dataSource.createQueryRunner('master');
-    try {
-      await primary.query('UPDATE api_tokens SET last_used_at = ? WHERE id = ?', [
-        toSqlDatetime(at),
-        id,
-      ]);
-    } finally {
-      await primary.release();
-    }
+    // DataSource.query runs on a 'master' query runner: the primary.
+    await this.dataSource.query('UPDATE api_tokens SET last_used_at = ? WHERE id = ?', [
+      toSqlDatetime(at),
+      id,
+    ]);
   }
 }

@@ -2,6 +2,7 @@ import { Controller, Get, Headers, HttpStatus, Inject, Res } from '@nestjs/commo
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerCredentials } from '../auth/token-format';
 import { Public } from '../common/auth/auth.decorators';
 import { ProblemException } from '../common/problem-details/problem.exception';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -41,7 +42,7 @@ export class MetricsController {
 
   private authorize(authorization: string | undefined): void {
     if (!this.expected) return;
-    const presented = /^Bearer (\S+)$/i.exec(authorization ?? '')?.[1];
+    const presented = bearerCredentials(authorization) ?? undefined;
     // Hashes have equal length, so the comparison takes the same time whatever was sent.
     if (presented !== undefined && timingSafeEqual(digest(presented), this.expected)) return;
     throw new ProblemException(HttpStatus.UNAUTHORIZED, 'Metrics need the metrics bearer token.', {
