@@ -69,11 +69,19 @@ export class CountCache {
     const redis = this.redis!;
     const redisKey = `${this.keyPrefix}${createHash('sha256').update(key).digest('base64url')}`;
     const lockKey = `${redisKey}:lock`;
+    let locked: boolean;
     try {
       const found = await this.readShared(redis, key, redisKey);
       if (found !== undefined) return found;
-      const locked = await redis.set(lockKey, '1', 'PX', LOCK_MS, 'NX');
-      if (!locked) {
+      locked = (await redis.set(lockKey, '1', 'PX', LOCK_MS, 'NX')) !== null;
+      if (locked) {
+        // The total may have been published between the first look and taking the lock.
+        const published = await this.readShared(redis, key, redisKey);
+        if (published !== undefined) {
+          await redis.del(lockKey);
+          return published;
+        }
+      } else {
         // Another instance is counting this key: wait for its result, within the lock's time.
         const deadline = Date.now() + LOCK_MS;
         while (Date.now() < deadline) {
@@ -81,19 +89,14 @@ export class CountCache {
           const published = await this.readShared(redis, key, redisKey);
           if (published !== undefined) return published;
         }
-      } else {
-        // The total may have been published between the first look and taking the lock.
-        const published = await this.readShared(redis, key, redisKey);
-        if (published !== undefined) {
-          await redis.del(lockKey);
-          return published;
-        }
       }
-      if (!locked) return this.counted(key, compute); // the other instance did not publish in time
     } catch (error) {
       this.redisFailed(error as Error);
       return this.counted(key, compute);
     }
+    // Counting is outside the Redis error handling: a failed count is the request's error, not
+    // Redis's, and is not run a second time.
+    if (!locked) return this.counted(key, compute); // the other instance did not publish in time
     try {
       const value = await this.counted(key, compute);
       await redis
