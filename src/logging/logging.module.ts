@@ -5,7 +5,7 @@ import { HttpLogger, pinoHttp } from 'pino-http';
 import type { AppConfig } from '../config/app-config';
 import { buildHttpLoggerOptions } from './logger-options';
 
-/** The pino-http middleware; `configureApp` mounts it before any other middleware. */
+/** The pino-http middleware; `configureApp` mounts it ahead of every middleware that may answer. */
 export const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 
 /**

@@ -11,7 +11,8 @@ export interface PageEnvelope<T> {
 
 /**
  * Renders a `Page` returned by a controller as the `{data, pagination}` envelope (as JSON text,
- * which Express sends as it is) and adds the listing headers: X-Total-Count, an RFC 8288 Link header, the caching policy and the ETag.
+ * which Express sends as it is) and adds the listing headers: X-Total-Count, an RFC 8288 Link
+ * header, the caching policy and the ETag.
  *
  * Conditional GET: this is the one place list replies get their ETag (Express's own body ETag is
  * switched off in `configureApp`). Express then answers `If-None-Match` itself when it sends the
