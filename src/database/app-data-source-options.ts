@@ -34,17 +34,33 @@ export function buildAppDataSourceOptions(config: AppConfig): DataSourceOptions 
 
 /**
  * TypeORM's messages as JSON log lines. Query parameters are never written (they hold e-mails,
- * token hashes); failed queries are not logged here, since the request's error reply and the
- * problem-details filter already account for them.
+ * token hashes); failed queries are not logged here (timeouts aside), since the request's error
+ * reply and the problem-details filter already account for them.
  */
 export class DatabaseLogger implements TypeOrmLogger {
   private readonly logger = new Logger('Database');
+  /** The query last noted as slow: TypeORM may report the same one as failed right after. */
+  private lastSlowQuery?: string;
 
-  logQuery(): void {}
+  logQuery(): void {
+    this.lastSlowQuery = undefined;
+  }
 
-  logQueryError(): void {}
+  /**
+   * A query the client gave up on (mysql2's per-query timeout) is noted as slow too. TypeORM
+   * notes it itself only when its clock read past the limit, which a timer that fires on the
+   * millisecond does not; it then also reports it here, and it is noted once.
+   */
+  logQueryError(error: string | Error, query: string): void {
+    const timedOut = (error as { code?: unknown }).code === 'PROTOCOL_SEQUENCE_TIMEOUT';
+    const notedAlready = this.lastSlowQuery === query;
+    this.lastSlowQuery = undefined;
+    if (timedOut && !notedAlready)
+      this.logger.warn(`slow query (timed out): ${query.slice(0, 500)}`);
+  }
 
   logQuerySlow(time: number, query: string): void {
+    this.lastSlowQuery = query;
     this.logger.warn(`slow query (${time} ms): ${query.slice(0, 500)}`);
   }
 
