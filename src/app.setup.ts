@@ -1,13 +1,15 @@
 import { INestApplication, NestApplicationOptions, VersioningType } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import helmet from 'helmet';
+import type { RequestHandler } from 'express';
 import { Logger } from 'nestjs-pino';
 import type { HttpLogger } from 'pino-http';
+import { composeMiddleware } from './common/http/compose-middleware';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
 import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
+import { securityHeadersMiddleware } from './common/http/security-headers';
 import { collectGetRoutePaths } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
@@ -40,13 +42,17 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   applyServerLimits(express.getHttpServer());
 
   const knownPaths = new Set<string>();
-  // Counted from the very first middleware: shutdown waits for every request the app still runs.
-  express.use(app.get(InFlightRequests).middleware);
-  express.use(requestIdMiddleware);
-  // First after the id, so that every reply is logged, also those middleware gives (405, 406).
-  express.use(app.get<HttpLogger>(HTTP_LOGGER));
-  if (config.metrics.enabled) express.use(app.get(HttpMetrics).middleware);
-  express.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
+  express.use(
+    composeMiddleware(
+      // Counted from the very first middleware: shutdown waits for every request the app still runs.
+      app.get(InFlightRequests).middleware,
+      requestIdMiddleware,
+      // First after the id, so that every reply is logged, also those middleware gives (405, 406).
+      app.get<HttpLogger>(HTTP_LOGGER) as RequestHandler,
+      ...(config.metrics.enabled ? [app.get(HttpMetrics).middleware] : []),
+      securityHeadersMiddleware({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }),
+    ),
+  );
   // Before anything that could touch the database, and ahead of every other /v1 reply.
   express.use('/v1', rateLimitMiddleware(app.get(RateLimits)));
   // CORS answers preflights (OPTIONS) before the 405 check would refuse them.
@@ -67,8 +73,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
       maxAge: 600,
     });
   }
-  express.use(httpSemanticsMiddleware(knownPaths));
-  express.use(requestBodyLimitMiddleware);
+  express.use(composeMiddleware(httpSemanticsMiddleware(knownPaths), requestBodyLimitMiddleware));
   app.enableVersioning({ type: VersioningType.URI });
   // Signals are handled by main.ts (src/shutdown.ts), which drains requests before closing.
 

@@ -36,10 +36,9 @@ export class HttpMetrics {
   /** Express middleware; mounted first so replies given by other middleware count too. */
   readonly middleware = (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    let recorded = false;
-    const record = () => {
-      if (recorded) return;
-      recorded = true;
+    // 'close' ends every response exactly once: just after 'finish' when the reply was sent, or
+    // when the client left before that.
+    response.on('close', () => {
       const labels = {
         method: request.method,
         route: routeTemplate(request) ?? UNMATCHED_ROUTE,
@@ -47,9 +46,7 @@ export class HttpMetrics {
       };
       this.requests.inc(labels);
       this.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    };
-    response.once('finish', record);
-    response.once('close', record);
+    });
     next();
   };
 }
