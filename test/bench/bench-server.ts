@@ -47,18 +47,34 @@ export interface RunningServer {
   spawnedAt: number;
   /** VmHWM: the most memory the process has held resident so far, in MiB. */
   peakRssMiB: () => number;
+  /** CPU time (user + system) the process has used so far, in seconds. */
+  cpuSeconds: () => number;
   stop: () => Promise<void>;
 }
 
 /**
+ * The yardsticks of issue 5: the same minimal listing (reference-listing.ts) in node:http, and in
+ * the barest NestJS app on Express.
+ */
+export const YARDSTICKS = {
+  ref: 'test/bench/reference-server.ts',
+  nest: 'test/bench/reference-nest-server.ts',
+} as const;
+export type Yardstick = keyof typeof YARDSTICKS;
+
+const CLOCK_TICKS_PER_SECOND =
+  Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/**
  * Starts the built app as its own process, on a free port, against `databaseUrl`; with
- * `reference`, the hand-written yardstick server of reference-server.ts instead.
+ * `yardstick`, that yardstick server instead.
  */
 export async function startServer(
   databaseUrl: string,
-  options: { extraEnv?: Record<string, string>; nodeArgs?: string[]; reference?: boolean } = {},
+  options: { extraEnv?: Record<string, string>; nodeArgs?: string[]; yardstick?: Yardstick } = {},
 ): Promise<RunningServer> {
-  const { extraEnv = {}, nodeArgs = [], reference = false } = options;
+  const { extraEnv = {}, nodeArgs = [], yardstick } = options;
+  const reference = yardstick !== undefined;
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -80,9 +96,7 @@ export async function startServer(
     // Node/V8 flags for the server alone (e.g. heap sizes); the load generator keeps its own.
     ...(process.env.BENCH_SERVER_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
     ...nodeArgs,
-    ...(reference
-      ? ['-r', '@swc-node/register', 'test/bench/reference-server.ts']
-      : ['dist/main.js']),
+    ...(reference ? ['-r', '@swc-node/register', YARDSTICKS[yardstick]] : ['dist/main.js']),
   ];
   const spawnedAt = performance.now();
   const child: ChildProcess = spawn(process.execPath, args, {
@@ -116,6 +130,12 @@ export async function startServer(
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const match = /VmHWM:\s+(\d+) kB/.exec(status);
       return match ? Number(match[1]) / 1024 : NaN;
+    },
+    cpuSeconds: () => {
+      // Fields 14 and 15 of /proc/PID/stat (utime, stime), counted after the ")" of the name.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
     },
     stop: async () => {
       child.kill('SIGTERM');

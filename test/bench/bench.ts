@@ -8,7 +8,10 @@
  * `--only S1,S2` runs only those scenarios. `--profile` (with one scenario) also records a V8 CPU
  * profile of the server during the load and prints where its CPU time went, per package.
  * `--reference` also runs S1-S3 against the hand-written node:http + mysql2 server of
- * reference-server.ts on the same data, and prints the app's figures as ratios to it.
+ * reference-server.ts on the same data, and prints the app's figures as ratios to it; and against
+ * the same listing in the barest NestJS app (reference-nest-server.ts), the framework's floor.
+ * Every row reports the server's CPU time per request, read from /proc: steadier than req/s on a
+ * machine whose speed drifts.
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +25,7 @@ import { TokenIssuer } from '../../src/auth/token-issuer';
 import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
-import { buildIfStale, RunningServer, startServer } from './bench-server';
+import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
 import { summarizeProfiles } from './cpu-profile';
 
 interface Scenario {
@@ -45,6 +48,8 @@ interface Row {
   errors: number;
   sequentialMedianMs?: number;
   peakRssMiB: number;
+  /** The server's CPU time (user + system) during the measured load, per request served. */
+  cpuMicrosPerRequest: number;
 }
 
 const BAD_TOKEN = `lsk_${'A'.repeat(43)}`;
@@ -129,7 +134,7 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
     nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   });
   let profiled: { requests: number; startedAt: number; endedAt: number } | undefined;
-  let stopped = false;
+  const yardsticks = new Map<Yardstick, RunningServer>();
   try {
     const first = await getJson(server, '/v1/login_activities?page=1&limit=20', token);
     const pageCount = Number(first.pagination.page_count);
@@ -169,26 +174,27 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
         walk: true,
       },
     ];
-    const rows = await runScenarios(server, scenarios, token, options, size.name, (run) => {
-      profiled = run;
-    });
     if (options.reference) {
-      await server.stop();
-      stopped = true;
-      const reference = await startServer(url, { reference: true });
-      try {
-        const yardstick = scenarios
-          .filter((scenario) => REFERENCE_SCENARIOS.has(scenario.name))
-          .map((scenario) => ({ ...scenario, name: `ref ${scenario.name}` }));
-        const referenceRows = await runScenarios(reference, yardstick, token, options, size.name);
-        rows.push(...referenceRows);
-      } finally {
-        await reference.stop();
+      for (const name of Object.keys(YARDSTICKS) as Yardstick[]) {
+        yardsticks.set(name, await startServer(url, { yardstick: name }));
+      }
+    }
+    // Each scenario runs against the app and then, back to back, against the yardsticks: this
+    // machine's speed drifts over minutes, and the ratios should not drift with it.
+    const rows: Row[] = [];
+    for (const scenario of scenarios) {
+      const onLoad = (run: typeof profiled) => (profiled = run);
+      rows.push(...(await runScenarios(server, [scenario], token, options, size.name, onLoad)));
+      if (!REFERENCE_SCENARIOS.has(scenario.name)) continue;
+      for (const [name, yardstick] of yardsticks) {
+        const renamed = { ...scenario, name: `${name} ${scenario.name}` };
+        rows.push(...(await runScenarios(yardstick, [renamed], token, options, size.name)));
       }
     }
     return rows;
   } finally {
-    if (!stopped) await server.stop();
+    await server.stop();
+    for (const yardstick of yardsticks.values()) await yardstick.stop();
     if (profileDir && profiled) {
       const since = (at: number) => (at - server.spawnedAt) * 1000;
       printProfile(
@@ -217,7 +223,7 @@ async function runScenarios(
 ): Promise<Row[]> {
   const rows: Row[] = [];
   const selected = scenarios.filter(
-    (s) => !options.only || options.only.has(s.name.replace(/^ref /, '')),
+    (s) => !options.only || options.only.has(s.name.replace(/^\w+ /, '')),
   );
   for (const scenario of selected) {
     const headers: Record<string, string> =
@@ -240,7 +246,9 @@ async function runScenarios(
     };
     if (options.warmup > 0) await autocannon({ ...target, duration: options.warmup });
     const startedAt = performance.now();
+    const cpuBefore = server.cpuSeconds();
     const result = await autocannon({ ...target, duration: options.duration });
+    const cpuSeconds = server.cpuSeconds() - cpuBefore;
     onLoad({ requests: result.requests.total, startedAt, endedAt: performance.now() });
     const unexpected = Object.entries(result.statusCodeStats)
       .filter(([status]) => Number(status) !== scenario.expectedStatus)
@@ -254,10 +262,12 @@ async function runScenarios(
       errors: unexpected + result.errors + result.timeouts,
       sequentialMedianMs,
       peakRssMiB: server.peakRssMiB(),
+      cpuMicrosPerRequest: (cpuSeconds * 1e6) / Math.max(1, result.requests.total),
     };
     rows.push(row);
     console.log(
-      `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms`,
+      `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ` +
+        `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`,
     );
   }
   return rows;
@@ -349,6 +359,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     'p99 ms',
     'errors',
     'seq. median ms',
+    'CPU µs/req',
     'peak RSS MiB',
   ];
   const lines = rows.map((row) => [
@@ -358,6 +369,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     String(row.p99),
     String(row.errors),
     row.sequentialMedianMs === undefined ? '' : row.sequentialMedianMs.toFixed(1),
+    row.cpuMicrosPerRequest.toFixed(0),
     row.peakRssMiB.toFixed(0),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((l) => l[i].length)));
@@ -368,11 +380,12 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
   );
   for (const line of lines) console.log(format(line));
-  for (const row of rows.filter((r) => !r.scenario.startsWith('ref '))) {
+  for (const row of rows.filter((r) => !/^\w+ /.test(r.scenario))) {
     console.log(`  ${row.scenario}: ${row.path}`);
   }
   for (const row of rows) {
-    const reference = rows.find((r) => r.scenario === `ref ${row.scenario}`);
+    if (row.scenario.startsWith('ref ')) continue;
+    const reference = rows.find((r) => r.scenario === `ref ${row.scenario.replace(/^\w+ /, '')}`);
     if (!reference) continue;
     if (reference.reqPerSec === 0) {
       console.log(
@@ -388,8 +401,10 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
       row.sequentialMedianMs !== undefined && reference.sequentialMedianMs !== undefined
         ? `, sequential median ${(row.sequentialMedianMs / reference.sequentialMedianMs).toFixed(2)}× its time`
         : '';
+    const cpu = row.cpuMicrosPerRequest / reference.cpuMicrosPerRequest;
     console.log(
-      `  ${row.scenario} vs the hand-written server: ${(throughput * 100).toFixed(0)}% of its req/s${perRequest}`,
+      `  ${row.scenario} vs the hand-written server: ${(throughput * 100).toFixed(0)}% of its req/s, ` +
+        `${cpu.toFixed(2)}× its CPU per request${perRequest}`,
     );
   }
 }

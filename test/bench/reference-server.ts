@@ -1,59 +1,16 @@
 /**
  * The yardstick of issue 5: a hand-written node:http + mysql2 server with cached totals, serving
- * S1-S3 on the same data as the app, so that `npm run bench -- --reference` measures the ratios
- * the targets are set in on this machine, in the same run. It does the least a correct listing
- * can: the bearer token is checked (by its hash, remembered for the run), the page is one
- * statement, totals are kept for 5 s. No validation, logging, metrics, rate limits or ETags.
+ * S1-S3 on the same data as the app (the listing itself is reference-listing.ts), so that
+ * `npm run bench -- --reference` measures the ratios the targets are set in on this machine, in
+ * the same run.
  *
  * Started by the bench as `node -r @swc-node/register test/bench/reference-server.ts` with
  * DATABASE_URL and PORT; not part of the service.
  */
-import { createHash } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
-import { createPool, type RowDataPacket } from 'mysql2/promise';
+import { answer, pool, type Answer } from './reference-listing';
 
-const pool = createPool({ uri: process.env.DATABASE_URL, connectionLimit: 10, dateStrings: false });
-
-const COLUMNS: Record<string, string> = {
-  users:
-    'u.id, u.name, u.email, u.role_id, r.name AS role_name, u.organization_id, ' +
-    'o.name AS organization_name, u.created_at, u.updated_at',
-  login_activities:
-    'a.id, a.user_email, a.authentication_method, a.oauth_provider, a.ip_address, a.otp_required, ' +
-    'a.success, a.failure_reason, a.user_agent, a.created_at, a.user_id, a.session_id',
-};
-const FROM: Record<string, string> = {
-  users:
-    'users u JOIN roles r ON r.id = u.role_id JOIN organizations o ON o.id = u.organization_id',
-  login_activities: 'login_activities a',
-};
-const ALIAS: Record<string, string> = { users: 'u', login_activities: 'a' };
-
-const totals = new Map<string, { total: number; at: number }>();
-const knownTokens = new Set<string>();
-
-async function total(table: string): Promise<number> {
-  const cached = totals.get(table);
-  if (cached && Date.now() - cached.at < 5000) return cached.total;
-  const [[row]] = await pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table}`);
-  totals.set(table, { total: Number(row.n), at: Date.now() });
-  return Number(row.n);
-}
-
-async function authorized(header: string | undefined): Promise<boolean> {
-  const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
-  if (!token) return false;
-  const hash = createHash('sha256').update(token).digest('hex');
-  if (knownTokens.has(hash)) return true;
-  const [rows] = await pool.query<RowDataPacket[]>(
-    'SELECT id FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL',
-    [hash],
-  );
-  if (rows.length > 0) knownTokens.add(hash);
-  return rows.length > 0;
-}
-
-function send(response: ServerResponse, status: number, body: unknown): void {
+function send(response: ServerResponse, { status, body }: Answer): void {
   const json = JSON.stringify(body);
   response.writeHead(status, {
     'content-type': 'application/json',
@@ -63,27 +20,10 @@ function send(response: ServerResponse, status: number, body: unknown): void {
 }
 
 const server = createServer((request, response) => {
-  void (async () => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const table = url.pathname.replace(/^\/v1\//, '');
-    if (!FROM[table]) return send(response, 404, { title: 'Not Found' });
-    if (!(await authorized(request.headers.authorization))) {
-      return send(response, 401, { title: 'Unauthorized' });
-    }
-    const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
-    const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 20) || 20));
-    const count = await total(table);
-    const alias = ALIAS[table];
-    const [rows] = await pool.query<RowDataPacket[]>(
-      `SELECT ${COLUMNS[table]} FROM (SELECT id FROM ${table} ORDER BY id LIMIT ? OFFSET ?) p
-         JOIN ${FROM[table]} ON ${alias}.id = p.id ORDER BY ${alias}.id`,
-      [limit, (page - 1) * limit],
-    );
-    send(response, 200, {
-      data: rows,
-      pagination: { current_page: page, limit, page_count: Math.ceil(count / limit) },
-    });
-  })().catch((error: unknown) => send(response, 500, { title: String(error) }));
+  answer(request.url ?? '/', request.headers.authorization).then(
+    (reply) => send(response, reply),
+    (error: unknown) => send(response, { status: 500, body: { title: String(error) } }),
+  );
 });
 
 server.listen(Number(process.env.PORT), '127.0.0.1');

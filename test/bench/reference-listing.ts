@@ -1,0 +1,83 @@
+/**
+ * The listing logic of the yardstick servers (issue 5): the least a correct listing can do. The
+ * bearer token is checked (by its hash, remembered for the run), the page is one statement,
+ * totals are kept for 5 s. No validation, logging, metrics, rate limits or ETags. Mounted as is
+ * in node:http (reference-server.ts) and in a bare NestJS app (reference-nest-server.ts), so the
+ * two differ only in the framework around it.
+ */
+import { createHash } from 'node:crypto';
+import { createPool, type RowDataPacket } from 'mysql2/promise';
+
+export const pool = createPool({
+  uri: process.env.DATABASE_URL,
+  connectionLimit: 10,
+  dateStrings: false,
+});
+
+const COLUMNS: Record<string, string> = {
+  users:
+    'u.id, u.name, u.email, u.role_id, r.name AS role_name, u.organization_id, ' +
+    'o.name AS organization_name, u.created_at, u.updated_at',
+  login_activities:
+    'a.id, a.user_email, a.authentication_method, a.oauth_provider, a.ip_address, a.otp_required, ' +
+    'a.success, a.failure_reason, a.user_agent, a.created_at, a.user_id, a.session_id',
+};
+const FROM: Record<string, string> = {
+  users:
+    'users u JOIN roles r ON r.id = u.role_id JOIN organizations o ON o.id = u.organization_id',
+  login_activities: 'login_activities a',
+};
+const ALIAS: Record<string, string> = { users: 'u', login_activities: 'a' };
+
+const totals = new Map<string, { total: number; at: number }>();
+const knownTokens = new Set<string>();
+
+async function total(table: string): Promise<number> {
+  const cached = totals.get(table);
+  if (cached && Date.now() - cached.at < 5000) return cached.total;
+  const [[row]] = await pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table}`);
+  totals.set(table, { total: Number(row.n), at: Date.now() });
+  return Number(row.n);
+}
+
+async function authorized(header: string | undefined): Promise<boolean> {
+  const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
+  if (!token) return false;
+  const hash = createHash('sha256').update(token).digest('hex');
+  if (knownTokens.has(hash)) return true;
+  const [rows] = await pool.query<RowDataPacket[]>(
+    'SELECT id FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL',
+    [hash],
+  );
+  if (rows.length > 0) knownTokens.add(hash);
+  return rows.length > 0;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** The reply to `GET <url>` with that Authorization header. */
+export async function answer(requestUrl: string, authorization?: string): Promise<Answer> {
+  const url = new URL(requestUrl, 'http://localhost');
+  const table = url.pathname.replace(/^\/v1\//, '');
+  if (!FROM[table]) return { status: 404, body: { title: 'Not Found' } };
+  if (!(await authorized(authorization))) return { status: 401, body: { title: 'Unauthorized' } };
+  const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+  const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 20) || 20));
+  const count = await total(table);
+  const alias = ALIAS[table];
+  const [rows] = await pool.query<RowDataPacket[]>(
+    `SELECT ${COLUMNS[table]} FROM (SELECT id FROM ${table} ORDER BY id LIMIT ? OFFSET ?) p
+       JOIN ${FROM[table]} ON ${alias}.id = p.id ORDER BY ${alias}.id`,
+    [limit, (page - 1) * limit],
+  );
+  return {
+    status: 200,
+    body: {
+      data: rows,
+      pagination: { current_page: page, limit, page_count: Math.ceil(count / limit) },
+    },
+  };
+}
