@@ -3,7 +3,6 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { RequestHandler } from 'express';
 import { Logger } from 'nestjs-pino';
-import type { HttpLogger } from 'pino-http';
 import { composeMiddleware } from './common/http/compose-middleware';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
 import { InFlightRequests } from './common/http/in-flight-requests';
@@ -15,7 +14,7 @@ import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
 import { RateLimits } from './rate-limit/rate-limits';
-import { HTTP_LOGGER } from './logging/logging.module';
+import { ACCESS_LOG } from './logging/logging.module';
 import { HttpMetrics } from './metrics/http-metrics';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
@@ -48,7 +47,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
       app.get(InFlightRequests).middleware,
       requestIdMiddleware,
       // First after the id, so that every reply is logged, also those middleware gives (405, 406).
-      app.get<HttpLogger>(HTTP_LOGGER) as RequestHandler,
+      app.get<RequestHandler>(ACCESS_LOG),
       ...(config.metrics.enabled ? [app.get(HttpMetrics).middleware] : []),
       securityHeadersMiddleware({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }),
     ),

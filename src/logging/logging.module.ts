@@ -1,35 +1,35 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import type { DestinationStream } from 'pino';
-import { HttpLogger, pinoHttp } from 'pino-http';
+import pino, { type DestinationStream } from 'pino';
 import type { AppConfig } from '../config/app-config';
-import { buildHttpLoggerOptions } from './logger-options';
+import { accessLogMiddleware } from './access-log.middleware';
+import { buildLoggerOptions } from './logger-options';
 
-/** The pino-http middleware; `configureApp` mounts it ahead of every middleware that may answer. */
-export const HTTP_LOGGER = Symbol('HTTP_LOGGER');
+/** The access-log middleware; `configureApp` mounts it ahead of every middleware that may answer. */
+export const ACCESS_LOG = Symbol('ACCESS_LOG');
 
 /**
- * Structured logging with nestjs-pino. The request logger is mounted by `configureApp` as plain
- * Express middleware, ahead of the request-level middleware that may answer on its own (405,
- * 406): nestjs-pino's own middleware would be registered after those and miss their replies.
- * nestjs-pino then only binds each request's logger (`useExisting`), so service logs written
- * during a request carry its id.
+ * Structured logging with pino: nestjs-pino makes it Nest's logger (`Logger` from 'nestjs-pino'),
+ * and `accessLogMiddleware` writes the line per request. The access log is mounted by
+ * `configureApp` as plain Express middleware, ahead of the request-level middleware that may
+ * answer on its own (405, 406).
  *
  * `destination` replaces stdout (the test kit reads the real lines back from it).
  */
 @Module({})
 export class LoggingModule {
   static forRoot(config: AppConfig, destination?: DestinationStream): DynamicModule {
-    const options = buildHttpLoggerOptions(config, destination !== undefined);
-    const httpLogger: HttpLogger = destination ? pinoHttp(options, destination) : pinoHttp(options);
+    const options = buildLoggerOptions(config, destination !== undefined);
+    const logger = destination ? pino(options, destination) : pino(options);
     return {
       module: LoggingModule,
       global: true,
       imports: [
-        LoggerModule.forRoot({ pinoHttp: { logger: httpLogger.logger }, useExisting: true }),
+        // No per-request middleware of its own (`forRoutes: []`): see the README, Logs.
+        LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
       ],
-      providers: [{ provide: HTTP_LOGGER, useValue: httpLogger }],
-      exports: [HTTP_LOGGER],
+      providers: [{ provide: ACCESS_LOG, useValue: accessLogMiddleware(logger) }],
+      exports: [ACCESS_LOG],
     };
   }
 }

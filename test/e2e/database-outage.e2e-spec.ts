@@ -90,6 +90,15 @@ describe('database outage', () => {
     expect(
       kit.logs().filter((line) => 'err' in line && JSON.stringify(line).includes('outage-')),
     ).toEqual([]);
+    // The filter's line names the request, so it can be matched with the request's own line.
+    const cause = kit
+      .logs()
+      .find(
+        (line) =>
+          String(line.msg).startsWith('database unavailable') &&
+          (line.req as { id?: string } | undefined)?.id === 'outage-1',
+      );
+    expect(cause).toMatchObject({ level: 40, context: 'ProblemDetails' });
 
     await restore();
 

@@ -5,12 +5,22 @@ import { sendProblem } from '../problem-details/problem-details.filter';
 export const READ_METHODS = new Set(['GET', 'HEAD']);
 
 /**
- * Answers what routing alone would get wrong: 405 (with `Allow`) for any write method on a route
+ * Answers what routing alone would get wrong: 400 for a path that is not valid percent-encoding
+ * (no route could match it, but it is the request that is wrong, not the address), 405 (with `Allow`) for any write method on a route
  * that exists, since the service writes nothing, and 406 when a `/v1` client accepts no JSON.
  * `knownPaths` is filled once the routes are registered.
  */
 export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
   return (request: Request, response: Response, next: NextFunction) => {
+    if (!isDecodablePath(request.path)) {
+      sendProblem(
+        request,
+        response,
+        HttpStatus.BAD_REQUEST,
+        'The request path is not valid percent-encoded UTF-8.',
+      );
+      return;
+    }
     const path = normalizePath(request.path);
     if (!READ_METHODS.has(request.method) && knownPaths.has(path)) {
       sendProblem(
@@ -36,6 +46,16 @@ export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
     }
     next();
   };
+}
+
+function isDecodablePath(path: string): boolean {
+  if (!path.includes('%')) return true;
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function normalizePath(path: string): string {

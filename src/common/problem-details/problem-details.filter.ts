@@ -67,11 +67,14 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     if (response.headersSent) return;
 
-    const { status, detail, options } = this.describe(exception);
+    const { status, detail, options } = this.describe(exception, request);
     sendProblem(request, response, status, detail, options);
   }
 
-  private describe(exception: unknown): {
+  private describe(
+    exception: unknown,
+    request: Request,
+  ): {
     status: number;
     detail: string;
     options: ProblemOptions;
@@ -88,17 +91,22 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       return { status, detail: this.httpExceptionDetail(exception, status), options: {} };
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`database unavailable: ${describeError(exception)}`);
+      this.logger.warn({
+        msg: `database unavailable: ${describeError(exception)}`,
+        req: { id: request.id },
+      });
       return {
         status: HttpStatus.SERVICE_UNAVAILABLE,
         detail: 'The database is unavailable or too slow right now; retry shortly.',
         options: { headers: { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS } },
       };
     }
-    this.logger.error(
-      `unhandled error: ${describeError(exception)}`,
-      exception instanceof Error ? exception.stack : undefined,
-    );
+    // The request's id ties this line to the request's own access-log line.
+    this.logger.error({
+      msg: `unhandled error: ${describeError(exception)}`,
+      err: exception instanceof Error ? exception : undefined,
+      req: { id: request.id },
+    });
     return {
       status: HttpStatus.INTERNAL_SERVER_ERROR,
       detail: 'An unexpected error occurred.',
