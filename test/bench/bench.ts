@@ -185,10 +185,12 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
     for (const scenario of scenarios) {
       const onLoad = (run: typeof profiled) => (profiled = run);
       rows.push(...(await runScenarios(server, [scenario], token, options, size.name, onLoad)));
+      await waitForIdleDatabase(url);
       if (!REFERENCE_SCENARIOS.has(scenario.name)) continue;
       for (const [name, yardstick] of yardsticks) {
         const renamed = { ...scenario, name: `${name} ${scenario.name}` };
         rows.push(...(await runScenarios(yardstick, [renamed], token, options, size.name)));
+        await waitForIdleDatabase(url);
       }
     }
     return rows;
@@ -207,6 +209,32 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
     if (profileDir && !process.env.BENCH_KEEP_PROFILE) {
       rmSync(profileDir, { recursive: true, force: true });
     } else if (profileDir) console.log(`[bench] profile kept in ${profileDir}`);
+  }
+}
+
+/**
+ * Waits until the database runs no statement but this one: requests the load generator gave up on
+ * (S3 at large size, above all on the yardsticks, which have no statement limit) keep running on
+ * the server after the load stops, and would slow the next scenario down.
+ */
+async function waitForIdleDatabase(url: string, timeoutMs = 120_000): Promise<void> {
+  const connection = await createConnection({ uri: url });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [[row]] = await connection.query<RowDataPacket[]>(
+        `SELECT COUNT(*) AS running FROM information_schema.PROCESSLIST
+          WHERE COMMAND = 'Query' AND ID <> CONNECTION_ID()`,
+      );
+      if (Number(row.running) === 0) return;
+      if (Date.now() > deadline) {
+        console.log(`[bench] ${row.running} statements still running; going on`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await connection.end();
   }
 }
 
@@ -262,7 +290,8 @@ async function runScenarios(
       errors: unexpected + result.errors + result.timeouts,
       sequentialMedianMs,
       peakRssMiB: server.peakRssMiB(),
-      cpuMicrosPerRequest: (cpuSeconds * 1e6) / Math.max(1, result.requests.total),
+      cpuMicrosPerRequest:
+        result.requests.total > 0 ? (cpuSeconds * 1e6) / result.requests.total : NaN,
     };
     rows.push(row);
     console.log(
@@ -369,7 +398,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     String(row.p99),
     String(row.errors),
     row.sequentialMedianMs === undefined ? '' : row.sequentialMedianMs.toFixed(1),
-    row.cpuMicrosPerRequest.toFixed(0),
+    Number.isNaN(row.cpuMicrosPerRequest) ? '' : row.cpuMicrosPerRequest.toFixed(0),
     row.peakRssMiB.toFixed(0),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((l) => l[i].length)));
