@@ -5,9 +5,9 @@ import type { AppConfig } from '../config/app-config';
 type RequestWithRoute = IncomingMessage & { route?: { path?: string } };
 
 /**
- * The route template that served the request (`/v1/users`), never the raw URL. Middleware bound
- * to every path shows up as a `{*path}` wildcard: that is no route of ours, so requests nothing
- * matched (404, 405) carry no route.
+ * The route template that served the request (`/v1/users`), never the raw URL. Nest middleware
+ * bound to every path (`forRoutes('*')`, none today) shows up as a `{*path}` wildcard: that is no
+ * route of ours, so requests nothing matched (404, 405) would carry no route.
  */
 export function routeTemplate(request: IncomingMessage): string | undefined {
   const path = (request as RequestWithRoute).route?.path;

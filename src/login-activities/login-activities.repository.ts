@@ -15,19 +15,19 @@ export class LoginActivitiesRepository extends ListingRepository<LoginActivityVi
   readonly definition = loginActivitiesListing;
 
   protected readonly itemQuery = {
-    select: [
-      'x.id AS id',
-      'x.user_email AS user_email',
-      'x.authentication_method AS authentication_method',
-      'x.oauth_provider AS oauth_provider',
-      'x.ip_address AS ip_address',
-      'x.otp_required AS otp_required',
-      'x.success AS success',
-      'x.failure_reason AS failure_reason',
-      'x.user_agent AS user_agent',
-      'x.created_at AS created_at',
-      'x.user_id AS user_id',
-      'x.session_id AS session_id',
+    columns: [
+      'id',
+      'user_email',
+      'authentication_method',
+      'oauth_provider',
+      'ip_address',
+      'otp_required',
+      'success',
+      'failure_reason',
+      'user_agent',
+      'created_at',
+      'user_id',
+      'session_id',
     ],
   };
 

@@ -9,17 +9,8 @@ export class UsersRepository extends ListingRepository<UserView> {
   readonly definition = usersListing;
 
   protected readonly itemQuery = {
-    select: [
-      'x.id AS id',
-      'x.name AS name',
-      'x.email AS email',
-      'x.role_id AS role_id',
-      'r.name AS role_name',
-      'x.organization_id AS organization_id',
-      'o.name AS organization_name',
-      'x.created_at AS created_at',
-      'x.updated_at AS updated_at',
-    ],
+    columns: ['id', 'name', 'email', 'role_id', 'organization_id', 'created_at', 'updated_at'],
+    select: ['r.name AS role_name', 'o.name AS organization_name'],
     joins: ['JOIN roles r ON r.id = x.role_id', 'JOIN organizations o ON o.id = x.organization_id'],
   };
 

@@ -141,8 +141,8 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
     const deepPage = Math.max(1, Math.floor(pageCount * 0.8));
     const thirtyDaysAgo = new Date(Date.now() - 30 * 86_400_000).toISOString();
     const scenarios: Scenario[] = [
-      // The floor: the same process, middleware and Nest pipeline, without token, validation or
-      // database. No listing can be faster than this on NestJS with Express.
+      // The app's floor: the same process, middleware and Nest pipeline, without token,
+      // validation or database. No listing of this app can be faster.
       { name: 'S0', path: '/health/live', token: 'none', expectedStatus: 200 },
       { name: 'S1', path: '/v1/users?page=1&limit=20', token: 'good', expectedStatus: 200 },
       {
@@ -182,14 +182,14 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
     // Each scenario runs against the app and then, back to back, against the yardsticks: this
     // machine's speed drifts over minutes, and the ratios should not drift with it.
     const rows: Row[] = [];
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios.filter((s) => !options.only || options.only.has(s.name))) {
       const onLoad = (run: typeof profiled) => (profiled = run);
-      rows.push(...(await runScenarios(server, [scenario], token, options, size.name, onLoad)));
+      rows.push(await runScenario(server, scenario, token, options, size.name, onLoad));
       await waitForIdleDatabase(url);
       if (!REFERENCE_SCENARIOS.has(scenario.name)) continue;
       for (const [name, yardstick] of yardsticks) {
         const renamed = { ...scenario, name: `${name} ${scenario.name}` };
-        rows.push(...(await runScenarios(yardstick, [renamed], token, options, size.name)));
+        rows.push(await runScenario(yardstick, renamed, token, options, size.name));
         await waitForIdleDatabase(url);
       }
     }
@@ -241,65 +241,58 @@ async function waitForIdleDatabase(url: string, timeoutMs = 120_000): Promise<vo
 /** The scenarios the hand-written reference server answers (plain pages, no filters). */
 const REFERENCE_SCENARIOS = new Set(['S1', 'S2', 'S3']);
 
-async function runScenarios(
+async function runScenario(
   server: RunningServer,
-  scenarios: Scenario[],
+  scenario: Scenario,
   token: string,
   options: BenchOptions,
   sizeName: string,
   onLoad: (run: { requests: number; startedAt: number; endedAt: number }) => void = () => undefined,
-): Promise<Row[]> {
-  const rows: Row[] = [];
-  const selected = scenarios.filter(
-    (s) => !options.only || options.only.has(s.name.replace(/^\w+ /, '')),
-  );
-  for (const scenario of selected) {
-    const headers: Record<string, string> =
-      scenario.token === 'none'
-        ? {}
-        : { authorization: `Bearer ${scenario.token === 'good' ? token : BAD_TOKEN}` };
-    const check = await fetch(`${server.baseUrl}${scenario.path}`, { headers });
-    if (check.status !== scenario.expectedStatus) {
-      throw new Error(
-        `${scenario.name} ${scenario.path}: expected ${scenario.expectedStatus}, got ${check.status} ${await check.text()}`,
-      );
-    }
-    const sequentialMedianMs = scenario.sequential
-      ? await sequentialMedian(server, scenario.path, headers, scenario.sequential, scenario.walk)
-      : undefined;
-    const target = {
-      url: `${server.baseUrl}${scenario.path}`,
-      connections: options.connections,
-      headers,
-    };
-    if (options.warmup > 0) await autocannon({ ...target, duration: options.warmup });
-    const startedAt = performance.now();
-    const cpuBefore = server.cpuSeconds();
-    const result = await autocannon({ ...target, duration: options.duration });
-    const cpuSeconds = server.cpuSeconds() - cpuBefore;
-    onLoad({ requests: result.requests.total, startedAt, endedAt: performance.now() });
-    const unexpected = Object.entries(result.statusCodeStats)
-      .filter(([status]) => Number(status) !== scenario.expectedStatus)
-      .reduce((sum, [, stats]) => sum + stats.count, 0);
-    const row: Row = {
-      scenario: scenario.name,
-      path: scenario.path,
-      reqPerSec: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors: unexpected + result.errors + result.timeouts,
-      sequentialMedianMs,
-      peakRssMiB: server.peakRssMiB(),
-      cpuMicrosPerRequest:
-        result.requests.total > 0 ? (cpuSeconds * 1e6) / result.requests.total : NaN,
-    };
-    rows.push(row);
-    console.log(
-      `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ` +
-        `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`,
+): Promise<Row> {
+  const headers: Record<string, string> =
+    scenario.token === 'none'
+      ? {}
+      : { authorization: `Bearer ${scenario.token === 'good' ? token : BAD_TOKEN}` };
+  const check = await fetch(`${server.baseUrl}${scenario.path}`, { headers });
+  if (check.status !== scenario.expectedStatus) {
+    throw new Error(
+      `${scenario.name} ${scenario.path}: expected ${scenario.expectedStatus}, got ${check.status} ${await check.text()}`,
     );
   }
-  return rows;
+  const sequentialMedianMs = scenario.sequential
+    ? await sequentialMedian(server, scenario.path, headers, scenario.sequential, scenario.walk)
+    : undefined;
+  const target = {
+    url: `${server.baseUrl}${scenario.path}`,
+    connections: options.connections,
+    headers,
+  };
+  if (options.warmup > 0) await autocannon({ ...target, duration: options.warmup });
+  const startedAt = performance.now();
+  const cpuBefore = server.cpuSeconds();
+  const result = await autocannon({ ...target, duration: options.duration });
+  const cpuSeconds = server.cpuSeconds() - cpuBefore;
+  onLoad({ requests: result.requests.total, startedAt, endedAt: performance.now() });
+  const unexpected = Object.entries(result.statusCodeStats)
+    .filter(([status]) => Number(status) !== scenario.expectedStatus)
+    .reduce((sum, [, stats]) => sum + stats.count, 0);
+  const row: Row = {
+    scenario: scenario.name,
+    path: scenario.path,
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: unexpected + result.errors + result.timeouts,
+    sequentialMedianMs,
+    peakRssMiB: server.peakRssMiB(),
+    cpuMicrosPerRequest:
+      result.requests.total > 0 ? (cpuSeconds * 1e6) / result.requests.total : NaN,
+  };
+  console.log(
+    `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ` +
+      `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`,
+  );
+  return row;
 }
 
 function printProfile(dir: string, requests: number, fromMicros: number, toMicros: number): void {

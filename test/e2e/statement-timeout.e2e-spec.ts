@@ -33,7 +33,7 @@ class SlowRowView {
 class SlowRowsRepository extends ListingRepository<SlowRowView> {
   readonly definition = slowListing;
 
-  protected readonly itemQuery = { select: ['x.id AS id'] };
+  protected readonly itemQuery = { columns: ['id'] };
 
   protected toItem(row: Record<string, unknown>): SlowRowView {
     return { id: Number(row.id) };

@@ -6,9 +6,9 @@ export const READ_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * Answers what routing alone would get wrong: 400 for a path that is not valid percent-encoding
- * (no route could match it, but it is the request that is wrong, not the address), 405 (with `Allow`) for any write method on a route
- * that exists, since the service writes nothing, and 406 when a `/v1` client accepts no JSON.
- * `knownPaths` is filled once the routes are registered.
+ * (no route could match it, but it is the request that is wrong, not the address), 405 (with
+ * `Allow`) for any write method on a route that exists, since the service writes nothing, and 406
+ * when a `/v1` client accepts no JSON. `knownPaths` is filled once the routes are registered.
  */
 export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
   return (request: Request, response: Response, next: NextFunction) => {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
-import { StatementLimit } from './statement-limit';
+import { expandStatement, Statement, StatementLimit } from './statement-limit';
 
 /**
  * A total as counted: how many rows matched, and the highest id among them (0 when none). The
@@ -19,18 +19,14 @@ export interface PageOptions {
 }
 
 /**
- * What a listing selects for each row of a page: output columns (`<expression> AS <name>`) and
- * the joins they need. The listing's own table is aliased `x`.
+ * What a listing selects for each row of a page: columns of its own table (aliased `x`), read
+ * under their own names; other output columns (`<expression> AS <name>`); and the joins those
+ * need.
  */
 export interface ItemQuery {
-  select: readonly string[];
+  columns: readonly string[];
+  select?: readonly string[];
   joins?: readonly string[];
-}
-
-/** A statement with named parameters (`:name`), as TypeORM's drivers expand them. */
-interface Statement {
-  sql: string;
-  params: Record<string, unknown>;
 }
 
 type RawRow = Record<string, unknown>;
@@ -217,11 +213,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       ['page ids', ids] as const,
       ['page', this.pageStatement(criteria, ids)] as const,
     ].map(([name, statement]) => {
-      const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(
-        statement.sql,
-        statement.params,
-      );
-      return { name, sql, params: params as unknown[] };
+      const [sql, params] = expandStatement(this.dataSource, statement);
+      return { name, sql, params };
     });
   }
 
@@ -255,10 +248,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   /** The page's rows, joined for the ids `ids` selects, in the listing's order. */
   private pageStatement(criteria: ListingCriteria, ids: Statement): Statement {
-    const { select, joins = [] } = this.itemQuery;
+    const { columns, select = [], joins = [] } = this.itemQuery;
+    const output = [...columns.map((column) => `x.${column} AS ${column}`), ...select];
     return {
       sql:
-        `SELECT ${select.join(', ')} FROM (${ids.sql}) p` +
+        `SELECT ${output.join(', ')} FROM (${ids.sql}) p` +
         ` JOIN \`${this.definition.table}\` x ON x.id = p.id${joins.map((join) => ` ${join}`).join('')}` +
         ` ORDER BY ${orderBy('x', criteria.sortColumn, criteria.direction)}`,
       params: ids.params,

@@ -2,6 +2,17 @@ import type { DataSource, QueryRunner } from 'typeorm';
 
 type Flavor = 'mariadb' | 'mysql' | 'sqlite';
 
+/** A statement with named parameters (`:name`), as TypeORM's drivers expand them. */
+export interface Statement {
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+/** The statement as the driver runs it: SQL with positional placeholders, and their values. */
+export function expandStatement(dataSource: DataSource, statement: Statement): [string, unknown[]] {
+  return dataSource.driver.escapeQueryWithParameters(statement.sql, statement.params);
+}
+
 const flavors = new WeakMap<DataSource, Promise<Flavor>>();
 const idIndexes = new WeakMap<DataSource, Map<string, Promise<string | undefined>>>();
 
@@ -42,14 +53,8 @@ export class StatementLimit {
   }
 
   /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
-  async run<T>(
-    runner: QueryRunner,
-    statement: { sql: string; params: Record<string, unknown> },
-  ): Promise<T[]> {
-    const [sql, parameters] = this.dataSource.driver.escapeQueryWithParameters(
-      statement.sql,
-      statement.params,
-    );
+  async run<T>(runner: QueryRunner, statement: Statement): Promise<T[]> {
+    const [sql, parameters] = expandStatement(this.dataSource, statement);
     return runner.query(this.limited(sql), parameters) as Promise<T[]>;
   }
 

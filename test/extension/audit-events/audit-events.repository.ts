@@ -9,14 +9,7 @@ export class AuditEventsRepository extends ListingRepository<AuditEventView> {
   readonly definition = auditEventsListing;
 
   /** The one query a listing writes: its columns (paging, counting and scope are shared). */
-  protected readonly itemQuery = {
-    select: [
-      'x.id AS id',
-      'x.action AS action',
-      'x.actor_id AS actor_id',
-      'x.created_at AS created_at',
-    ],
-  };
+  protected readonly itemQuery = { columns: ['id', 'action', 'actor_id', 'created_at'] };
 
   protected toItem(row: Record<string, unknown>): AuditEventView {
     return {
