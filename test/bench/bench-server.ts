@@ -53,12 +53,13 @@ export interface RunningServer {
 }
 
 /**
- * The yardsticks of issue 5: the same minimal listing (reference-listing.ts) in node:http, and in
- * the barest NestJS app on Express.
+ * The yardsticks of issue 5: the same minimal listing (reference-listing.ts) in node:http, in the
+ * barest NestJS app on Express, and in NestJS with the stock guard, pipe and interceptor.
  */
 export const YARDSTICKS = {
   ref: 'test/bench/reference-server.ts',
   nest: 'test/bench/reference-nest-server.ts',
+  design: 'test/bench/reference-design-server.ts',
 } as const;
 export type Yardstick = keyof typeof YARDSTICKS;
 

@@ -9,7 +9,9 @@
  * profile of the server during the load and prints where its CPU time went, per package.
  * `--reference` also runs S1-S3 against the hand-written node:http + mysql2 server of
  * reference-server.ts on the same data, and prints the app's figures as ratios to it; and against
- * the same listing in the barest NestJS app (reference-nest-server.ts), the framework's floor.
+ * the same listing in the barest NestJS app (reference-nest-server.ts), the framework's floor; and
+ * against it with the guide's stock per-request pieces (reference-design-server.ts: passport guard,
+ * ValidationPipe, envelope interceptor), the design's floor.
  * Every row reports the server's CPU time per request, read from /proc: steadier than req/s on a
  * machine whose speed drifts.
  */

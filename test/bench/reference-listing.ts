@@ -40,7 +40,8 @@ async function total(table: string): Promise<number> {
   return Number(row.n);
 }
 
-async function authorized(header: string | undefined): Promise<boolean> {
+/** Whether the Authorization header carries a known token (remembered once found). */
+export async function authorized(header: string | undefined): Promise<boolean> {
   const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
   if (!token) return false;
   const hash = createHash('sha256').update(token).digest('hex');
@@ -58,14 +59,20 @@ export interface Answer {
   body: unknown;
 }
 
-/** The reply to `GET <url>` with that Authorization header. */
-export async function answer(requestUrl: string, authorization?: string): Promise<Answer> {
-  const url = new URL(requestUrl, 'http://localhost');
-  const table = url.pathname.replace(/^\/v1\//, '');
-  if (!FROM[table]) return { status: 404, body: { title: 'Not Found' } };
-  if (!(await authorized(authorization))) return { status: 401, body: { title: 'Unauthorized' } };
-  const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
-  const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 20) || 20));
+/** Whether the listing exists (the yardsticks answer 404 otherwise). */
+export function isListing(table: string): boolean {
+  return FROM[table] !== undefined;
+}
+
+export interface ReferencePage {
+  rows: unknown[];
+  page: number;
+  limit: number;
+  pageCount: number;
+}
+
+/** One page of a listing in id order, with its total from a cache of a few seconds. */
+export async function readPage(table: string, page: number, limit: number): Promise<ReferencePage> {
   const count = await total(table);
   const alias = ALIAS[table];
   const [rows] = await pool.query<RowDataPacket[]>(
@@ -73,11 +80,21 @@ export async function answer(requestUrl: string, authorization?: string): Promis
        JOIN ${FROM[table]} ON ${alias}.id = p.id ORDER BY ${alias}.id`,
     [limit, (page - 1) * limit],
   );
-  return {
-    status: 200,
-    body: {
-      data: rows,
-      pagination: { current_page: page, limit, page_count: Math.ceil(count / limit) },
-    },
-  };
+  return { rows, page, limit, pageCount: Math.ceil(count / limit) };
+}
+
+/** The `{data, pagination}` envelope of a page. */
+export function envelopeOf({ rows, page, limit, pageCount }: ReferencePage): unknown {
+  return { data: rows, pagination: { current_page: page, limit, page_count: pageCount } };
+}
+
+/** The reply to `GET <url>` with that Authorization header. */
+export async function answer(requestUrl: string, authorization?: string): Promise<Answer> {
+  const url = new URL(requestUrl, 'http://localhost');
+  const table = url.pathname.replace(/^\/v1\//, '');
+  if (!isListing(table)) return { status: 404, body: { title: 'Not Found' } };
+  if (!(await authorized(authorization))) return { status: 401, body: { title: 'Unauthorized' } };
+  const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+  const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 20) || 20));
+  return { status: 200, body: envelopeOf(await readPage(table, page, limit)) };
 }
