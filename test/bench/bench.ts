@@ -292,7 +292,9 @@ async function runScenario(
   };
   console.log(
     `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ` +
-      `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`,
+      (Number.isNaN(row.cpuMicrosPerRequest)
+        ? 'no request served'
+        : `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`),
   );
   return row;
 }
