@@ -28,7 +28,7 @@ import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
-import { summarizeProfiles } from './cpu-profile';
+import { type StageShare, summarizeProfiles, summarizeProfilesByPhase } from './cpu-profile';
 
 interface Scenario {
   name: string;
@@ -300,16 +300,19 @@ async function runScenario(
 }
 
 function printProfile(dir: string, requests: number, fromMicros: number, toMicros: number): void {
-  const stages = summarizeProfiles(dir, requests, fromMicros, toMicros);
-  const busyMicros = stages.reduce((sum, stage) => sum + stage.microsPerRequest, 0);
-  console.log(
-    `\n[bench] server CPU per request: ${busyMicros.toFixed(0)} µs over ${requests} requests, by where it was spent:`,
-  );
-  for (const stage of stages.filter((s) => s.share >= 0.005)) {
+  const print = (heading: string, stages: StageShare[]) => {
+    const busyMicros = stages.reduce((sum, stage) => sum + stage.microsPerRequest, 0);
     console.log(
-      `  ${stage.stage.padEnd(44)} ${(stage.share * 100).toFixed(1).padStart(5)}%  ${stage.microsPerRequest.toFixed(0).padStart(5)} µs`,
+      `\n[bench] server CPU per request: ${busyMicros.toFixed(0)} µs over ${requests} requests, ${heading}:`,
     );
-  }
+    for (const stage of stages.filter((s) => s.share >= 0.005)) {
+      console.log(
+        `  ${stage.stage.padEnd(72)} ${(stage.share * 100).toFixed(1).padStart(5)}%  ${stage.microsPerRequest.toFixed(0).padStart(5)} µs`,
+      );
+    }
+  };
+  print('by package', summarizeProfiles(dir, requests, fromMicros, toMicros));
+  print('by phase of the request', summarizeProfilesByPhase(dir, requests, fromMicros, toMicros));
 }
 
 async function getJson(

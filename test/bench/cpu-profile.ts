@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /** The parts of a V8 `.cpuprofile` (written by `node --cpu-prof`) that self time needs. */
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string } }[];
+  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
 }
@@ -37,6 +37,85 @@ export function stageOf(callFrame: { functionName: string; url: string }): strin
   return 'native (socket writes, hashing, JSON …)';
 }
 
+type CallFrame = { functionName: string; url: string };
+
+/**
+ * The phases of a request, most specific first: a sample belongs to the first phase that any frame
+ * of its stack matches (a socket write under Express's `send` is the reply's, JSON under the
+ * envelope interceptor the envelope's, the passport calls under the guard the bearer check's).
+ */
+const PHASES: [phase: string, matches: (frame: CallFrame) => boolean][] = [
+  ['garbage collection', (f) => f.functionName === '(garbage collector)'],
+  [
+    'reply: headers and socket write (Express send)',
+    (f) => /\/express\/lib\/response\.js$/.test(f.url) && /^(send|json|end)$/.test(f.functionName),
+  ],
+  ['envelope: JSON, ETag, Link (interceptor)', (f) => f.url.includes('page-envelope.interceptor')],
+  ['query validation (pipe)', (f) => f.url.includes('/validation/')],
+  [
+    'bearer check (guard, passport, token cache)',
+    (f) => /\/dist\/auth\/|\/passport|auth\.guard/.test(f.url),
+  ],
+  [
+    'listing: SQL, mysql2 (query write, row parsing), rows to items',
+    (f) =>
+      /\/dist\/(common\/listing|users|login-activities|database)\//.test(f.url) ||
+      /\/node_modules\/(mysql2|typeorm)\//.test(f.url),
+  ],
+  [
+    'access log and metrics',
+    (f) => /\/dist\/(logging|metrics)\//.test(f.url) || f.url.includes('/prom-client/'),
+  ],
+  [
+    'other middleware (request id, in-flight, headers, 405/406, rate limit)',
+    (f) => /\/dist\/(common\/http|rate-limit)\//.test(f.url),
+  ],
+  [
+    'Nest pipeline (router context, rxjs, adapter)',
+    (f) => /\/node_modules\/(@nestjs|rxjs)\//.test(f.url),
+  ],
+  ['Express router', (f) => /\/node_modules\/(express|router)\//.test(f.url)],
+  [
+    'Node HTTP: parsing, sockets, timers',
+    (f) =>
+      /^node:(_http|http|net|stream|internal\/(streams|stream_base|http|net|timers))/.test(f.url),
+  ],
+];
+const OTHER_PHASE = 'other (promises, events, other packages)';
+
+/** Samples of the load window: each sample's node id and the CPU time it stands for. */
+function loadSamples(
+  profile: CpuProfile,
+  fromMicros: number,
+  toMicros: number,
+  take: (nodeId: number, micros: number) => void,
+): void {
+  let elapsed = 0;
+  profile.samples.forEach((id, i) => {
+    elapsed += profile.timeDeltas[i] ?? 0;
+    if (elapsed < fromMicros || elapsed > toMicros) return;
+    take(id, profile.timeDeltas[i + 1] ?? 0);
+  });
+}
+
+function shares(micros: Map<string, number>, requestsServed: number): StageShare[] {
+  micros.delete('(idle)');
+  const busy = [...micros.values()].reduce((sum, value) => sum + value, 0) || 1;
+  return [...micros.entries()]
+    .map(([stage, value]) => ({
+      stage,
+      share: value / busy,
+      microsPerRequest: value / Math.max(1, requestsServed),
+    }))
+    .sort((a, b) => b.share - a.share);
+}
+
+function readProfiles(dir: string): CpuProfile[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile);
+}
+
 /**
  * Self time per stage over every profile in `dir`, as shares of the busy time, counting only the
  * samples from `fromMicros` after the process started until `toMicros` (the load, not the boot
@@ -49,24 +128,53 @@ export function summarizeProfiles(
   toMicros: number,
 ): StageShare[] {
   const micros = new Map<string, number>();
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'))) {
-    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+  for (const profile of readProfiles(dir)) {
     const stageById = new Map(profile.nodes.map((node) => [node.id, stageOf(node.callFrame)]));
-    let elapsed = 0;
-    profile.samples.forEach((id, i) => {
-      elapsed += profile.timeDeltas[i] ?? 0;
-      if (elapsed < fromMicros || elapsed > toMicros) return;
+    loadSamples(profile, fromMicros, toMicros, (id, time) => {
       const stage = stageById.get(id) ?? 'unknown';
-      micros.set(stage, (micros.get(stage) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
+      micros.set(stage, (micros.get(stage) ?? 0) + time);
     });
   }
-  micros.delete('(idle)');
-  const busy = [...micros.values()].reduce((sum, value) => sum + value, 0) || 1;
-  return [...micros.entries()]
-    .map(([stage, value]) => ({
-      stage,
-      share: value / busy,
-      microsPerRequest: value / Math.max(1, requestsServed),
-    }))
-    .sort((a, b) => b.share - a.share);
+  return shares(micros, requestsServed);
+}
+
+/**
+ * The same busy time by phase of the request (PHASES), from each sample's whole stack rather than
+ * its own frame: per-stage timings of the request path.
+ */
+export function summarizeProfilesByPhase(
+  dir: string,
+  requestsServed: number,
+  fromMicros: number,
+  toMicros: number,
+): StageShare[] {
+  const micros = new Map<string, number>();
+  for (const profile of readProfiles(dir)) {
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    const parentOf = new Map<number, number>();
+    for (const node of profile.nodes) {
+      for (const child of node.children ?? []) parentOf.set(child, node.id);
+    }
+    const phaseById = new Map<number, string>();
+    const phaseOf = (id: number): string => {
+      const known = phaseById.get(id);
+      if (known) return known;
+      const frames: CallFrame[] = [];
+      for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+        frames.push(byId.get(at)!.callFrame);
+      }
+      const leaf = frames[0];
+      const phase =
+        leaf.functionName === '(idle)'
+          ? '(idle)'
+          : (PHASES.find(([, matches]) => frames.some(matches))?.[0] ?? OTHER_PHASE);
+      phaseById.set(id, phase);
+      return phase;
+    };
+    loadSamples(profile, fromMicros, toMicros, (id, time) => {
+      const phase = phaseOf(id);
+      micros.set(phase, (micros.get(phase) ?? 0) + time);
+    });
+  }
+  return shares(micros, requestsServed);
 }
