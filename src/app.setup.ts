@@ -21,8 +21,12 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
 // Kept importable from here for callers of the foundation's API.
 export { buildOpenApiDocument };
 
-/** How the Nest application is created, by `main.ts` and the test kit alike. */
-export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true };
+/**
+ * How the Nest application is created, by `main.ts` and the test kit alike. No body parsers: no
+ * route reads a body (`requestBodyLimitMiddleware` refuses any over 1 kB), yet Nest's default JSON
+ * and urlencoded parsers are two more router layers and a content-type check on every request.
+ */
+export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so

@@ -114,6 +114,17 @@ describe('HTTP hardening', () => {
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
 
+  it('never parses a small body: malformed JSON on a read route is ignored, not a 400', async () => {
+    const response = await kit
+      .http()
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .send('{"page": ');
+    expect(response.status).toBe(200);
+    expect(response.body).toHaveProperty('pagination');
+  });
+
   it('refuses a chunked body (of unknown length) with 413', async () => {
     const server = kit.app.getHttpServer() as Server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
