@@ -39,12 +39,15 @@ export function stageOf(callFrame: { functionName: string; url: string }): strin
 
 type CallFrame = { functionName: string; url: string };
 
+type Phase = [phase: string, matches: (frame: CallFrame) => boolean];
+
 /**
- * The phases of a request, most specific first: a sample belongs to the first phase that any frame
- * of its stack matches (a socket write under Express's `send` is the reply's, JSON under the
- * envelope interceptor the envelope's, the passport calls under the guard the bearer check's).
+ * The phases of a request that own everything they call, most specific first: a sample belongs to
+ * the first of them that any frame of its stack matches (a socket write under Express's `send` is
+ * the reply's, JSON under the envelope interceptor the envelope's, the passport calls under the
+ * guard the bearer check's).
  */
-const PHASES: [phase: string, matches: (frame: CallFrame) => boolean][] = [
+const ENCLOSING_PHASES: Phase[] = [
   ['garbage collection', (f) => f.functionName === '(garbage collector)'],
   [
     'reply: headers and socket write (Express send)',
@@ -62,6 +65,14 @@ const PHASES: [phase: string, matches: (frame: CallFrame) => boolean][] = [
       /\/dist\/(common\/listing|users|login-activities|database)\//.test(f.url) ||
       /\/node_modules\/(mysql2|typeorm)\//.test(f.url),
   ],
+];
+
+/**
+ * The phases of the request's way in. Each middleware calls the next one, so these own only what
+ * they do themselves (Node calls they make included): a sample outside the phases above belongs to
+ * its innermost frame that matches one of these.
+ */
+const INNERMOST_PHASES: Phase[] = [
   [
     'access log and metrics',
     (f) => /\/dist\/(logging|metrics)\//.test(f.url) || f.url.includes('/prom-client/'),
@@ -75,13 +86,19 @@ const PHASES: [phase: string, matches: (frame: CallFrame) => boolean][] = [
     (f) => /\/node_modules\/(@nestjs|rxjs)\//.test(f.url),
   ],
   ['Express router', (f) => /\/node_modules\/(express|router)\//.test(f.url)],
-  [
-    'Node HTTP: parsing, sockets, timers',
-    (f) =>
-      /^node:(_http|http|net|stream|internal\/(streams|stream_base|http|net|timers))/.test(f.url),
-  ],
 ];
+const NODE_HTTP_PHASE = 'Node HTTP: parsing, sockets, timers';
+const NODE_HTTP = /^node:(_http|http|net|stream|internal\/(streams|stream_base|http|net|timers))/;
 const OTHER_PHASE = 'other (promises, events, other packages)';
+
+/** Node's own HTTP work counts as such only when none of the phases above called it. */
+function innermostPhase(frames: CallFrame[]): string {
+  for (const frame of frames) {
+    const phase = INNERMOST_PHASES.find(([, matches]) => matches(frame));
+    if (phase) return phase[0];
+  }
+  return frames.some((frame) => NODE_HTTP.test(frame.url)) ? NODE_HTTP_PHASE : OTHER_PHASE;
+}
 
 /** Samples of the load window: each sample's node id and the CPU time it stands for. */
 function loadSamples(
@@ -139,7 +156,7 @@ export function summarizeProfiles(
 }
 
 /**
- * The same busy time by phase of the request (PHASES), from each sample's whole stack rather than
+ * The same busy time by phase of the request, from each sample's whole stack rather than
  * its own frame: per-stage timings of the request path.
  */
 export function summarizeProfilesByPhase(
@@ -167,7 +184,8 @@ export function summarizeProfilesByPhase(
       const phase =
         leaf.functionName === '(idle)'
           ? '(idle)'
-          : (PHASES.find(([, matches]) => frames.some(matches))?.[0] ?? OTHER_PHASE);
+          : (ENCLOSING_PHASES.find(([, matches]) => frames.some(matches))?.[0] ??
+            innermostPhase(frames));
       phaseById.set(id, phase);
       return phase;
     };
