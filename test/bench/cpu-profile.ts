@@ -134,25 +134,39 @@ function readProfiles(dir: string): CpuProfile[] {
 }
 
 /**
- * Self time per stage over every profile in `dir`, as shares of the busy time, counting only the
- * samples from `fromMicros` after the process started until `toMicros` (the load, not the boot
- * or the warm-up).
+ * Busy time over every profile in `dir`, by the label `labelsOf(profile)` gives each sample's node,
+ * as shares of the busy time, counting only the samples from `fromMicros` after the process
+ * started until `toMicros` (the load, not the boot or the warm-up).
  */
+function summarize(
+  dir: string,
+  requestsServed: number,
+  fromMicros: number,
+  toMicros: number,
+  labelsOf: (profile: CpuProfile) => (nodeId: number) => string,
+): StageShare[] {
+  const micros = new Map<string, number>();
+  for (const profile of readProfiles(dir)) {
+    const labelOf = labelsOf(profile);
+    loadSamples(profile, fromMicros, toMicros, (id, time) => {
+      const label = labelOf(id);
+      micros.set(label, (micros.get(label) ?? 0) + time);
+    });
+  }
+  return shares(micros, requestsServed);
+}
+
+/** Self time per stage (`stageOf` the sample's own frame). */
 export function summarizeProfiles(
   dir: string,
   requestsServed: number,
   fromMicros: number,
   toMicros: number,
 ): StageShare[] {
-  const micros = new Map<string, number>();
-  for (const profile of readProfiles(dir)) {
+  return summarize(dir, requestsServed, fromMicros, toMicros, (profile) => {
     const stageById = new Map(profile.nodes.map((node) => [node.id, stageOf(node.callFrame)]));
-    loadSamples(profile, fromMicros, toMicros, (id, time) => {
-      const stage = stageById.get(id) ?? 'unknown';
-      micros.set(stage, (micros.get(stage) ?? 0) + time);
-    });
-  }
-  return shares(micros, requestsServed);
+    return (id) => stageById.get(id) ?? 'unknown';
+  });
 }
 
 /**
@@ -165,34 +179,27 @@ export function summarizeProfilesByPhase(
   fromMicros: number,
   toMicros: number,
 ): StageShare[] {
-  const micros = new Map<string, number>();
-  for (const profile of readProfiles(dir)) {
+  return summarize(dir, requestsServed, fromMicros, toMicros, (profile) => {
     const byId = new Map(profile.nodes.map((node) => [node.id, node]));
     const parentOf = new Map<number, number>();
     for (const node of profile.nodes) {
       for (const child of node.children ?? []) parentOf.set(child, node.id);
     }
     const phaseById = new Map<number, string>();
-    const phaseOf = (id: number): string => {
+    return (id) => {
       const known = phaseById.get(id);
       if (known) return known;
       const frames: CallFrame[] = [];
       for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
         frames.push(byId.get(at)!.callFrame);
       }
-      const leaf = frames[0];
       const phase =
-        leaf.functionName === '(idle)'
+        frames[0].functionName === '(idle)'
           ? '(idle)'
           : (ENCLOSING_PHASES.find(([, matches]) => frames.some(matches))?.[0] ??
             innermostPhase(frames));
       phaseById.set(id, phase);
       return phase;
     };
-    loadSamples(profile, fromMicros, toMicros, (id, time) => {
-      const phase = phaseOf(id);
-      micros.set(phase, (micros.get(phase) ?? 0) + time);
-    });
-  }
-  return shares(micros, requestsServed);
+  });
 }

@@ -24,7 +24,7 @@ import {
   Query,
   ValidationPipe,
 } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE, NestFactory } from '@nestjs/core';
+import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
@@ -34,10 +34,10 @@ import {
   authorized,
   envelopeOf,
   isListing,
-  pool,
   readPage,
   type ReferencePage,
 } from './reference-listing';
+import { serveYardstick } from './reference-nest-bootstrap';
 
 class PageQuery {
   @IsOptional()
@@ -99,15 +99,4 @@ class ListingController {
 })
 class DesignModule {}
 
-async function main(): Promise<void> {
-  const app = await NestFactory.create(DesignModule, { logger: false, bodyParser: false });
-  await app.listen(Number(process.env.PORT), '127.0.0.1');
-  process.once('SIGTERM', () => {
-    void app
-      .close()
-      .then(() => pool.end())
-      .then(() => process.exit(0));
-  });
-}
-
-void main();
+void serveYardstick(DesignModule);

@@ -8,9 +8,9 @@
  */
 import 'reflect-metadata';
 import { Controller, Get, Module, Req, Res } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { answer, pool } from './reference-listing';
+import { answer } from './reference-listing';
+import { serveYardstick } from './reference-nest-bootstrap';
 
 @Controller('v1')
 class ListingController {
@@ -24,15 +24,4 @@ class ListingController {
 @Module({ controllers: [ListingController] })
 class ReferenceModule {}
 
-async function main(): Promise<void> {
-  const app = await NestFactory.create(ReferenceModule, { logger: false, bodyParser: false });
-  await app.listen(Number(process.env.PORT), '127.0.0.1');
-  process.once('SIGTERM', () => {
-    void app
-      .close()
-      .then(() => pool.end())
-      .then(() => process.exit(0));
-  });
-}
-
-void main();
+void serveYardstick(ReferenceModule);
