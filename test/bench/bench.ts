@@ -28,7 +28,7 @@ import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
-import { type StageShare, summarizeProfiles, summarizeProfilesByPhase } from './cpu-profile';
+import { type StageShare, summarizeProfiles } from './cpu-profile';
 
 interface Scenario {
   name: string;
@@ -311,8 +311,9 @@ function printProfile(dir: string, requests: number, fromMicros: number, toMicro
       );
     }
   };
-  print('by package', summarizeProfiles(dir, requests, fromMicros, toMicros));
-  print('by phase of the request', summarizeProfilesByPhase(dir, requests, fromMicros, toMicros));
+  const { byPackage, byPhase } = summarizeProfiles(dir, requests, fromMicros, toMicros);
+  print('by package', byPackage);
+  print('by phase of the request', byPhase);
 }
 
 async function getJson(

@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The parts of a V8 `.cpuprofile` (written by `node --cpu-prof`) that self time needs. */
+type CallFrame = { functionName: string; url: string };
+
+/** The parts of a V8 `.cpuprofile` (written by `node --cpu-prof`) that the summaries need. */
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
 }
@@ -20,7 +22,7 @@ export interface StageShare {
  * Where a frame's self time belongs: the package it comes from (`typeorm`, `express`, …), the
  * app's own code, Node's HTTP/stream internals, or V8's garbage collector.
  */
-export function stageOf(callFrame: { functionName: string; url: string }): string {
+export function stageOf(callFrame: CallFrame): string {
   const { functionName, url } = callFrame;
   if (functionName === '(garbage collector)') return 'V8 garbage collector';
   if (functionName === '(idle)') return '(idle)';
@@ -36,8 +38,6 @@ export function stageOf(callFrame: { functionName: string; url: string }): strin
   if (url.startsWith('node:')) return 'node core (other)';
   return 'native (socket writes, hashing, JSON …)';
 }
-
-type CallFrame = { functionName: string; url: string };
 
 type Phase = [phase: string, matches: (frame: CallFrame) => boolean];
 
@@ -100,21 +100,6 @@ function innermostPhase(frames: CallFrame[]): string {
   return frames.some((frame) => NODE_HTTP.test(frame.url)) ? NODE_HTTP_PHASE : OTHER_PHASE;
 }
 
-/** Samples of the load window: each sample's node id and the CPU time it stands for. */
-function loadSamples(
-  profile: CpuProfile,
-  fromMicros: number,
-  toMicros: number,
-  take: (nodeId: number, micros: number) => void,
-): void {
-  let elapsed = 0;
-  profile.samples.forEach((id, i) => {
-    elapsed += profile.timeDeltas[i] ?? 0;
-    if (elapsed < fromMicros || elapsed > toMicros) return;
-    take(id, profile.timeDeltas[i + 1] ?? 0);
-  });
-}
-
 function shares(micros: Map<string, number>, requestsServed: number): StageShare[] {
   micros.delete('(idle)');
   const busy = [...micros.values()].reduce((sum, value) => sum + value, 0) || 1;
@@ -127,79 +112,65 @@ function shares(micros: Map<string, number>, requestsServed: number): StageShare
     .sort((a, b) => b.share - a.share);
 }
 
-function readProfiles(dir: string): CpuProfile[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.cpuprofile'))
-    .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile);
+/** The phase (ENCLOSING_PHASES, then INNERMOST_PHASES) of each node of a profile, from its whole stack; remembered per node. */
+function phasesOf(profile: CpuProfile): (nodeId: number) => string {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) {
+    for (const child of node.children ?? []) parentOf.set(child, node.id);
+  }
+  const phaseById = new Map<number, string>();
+  return (id) => {
+    const known = phaseById.get(id);
+    if (known) return known;
+    const frames: CallFrame[] = [];
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      frames.push(byId.get(at)!.callFrame);
+    }
+    const phase =
+      frames[0].functionName === '(idle)'
+        ? '(idle)'
+        : (ENCLOSING_PHASES.find(([, matches]) => frames.some(matches))?.[0] ??
+          innermostPhase(frames));
+    phaseById.set(id, phase);
+    return phase;
+  };
+}
+
+export interface ProfileSummary {
+  /** Self time by package (`stageOf` the sample's own frame). */
+  byPackage: StageShare[];
+  /** The same time by phase of the request, from the sample's whole stack: per-stage timings. */
+  byPhase: StageShare[];
 }
 
 /**
- * Busy time over every profile in `dir`, by the label `labelsOf(profile)` gives each sample's node,
- * as shares of the busy time, counting only the samples from `fromMicros` after the process
- * started until `toMicros` (the load, not the boot or the warm-up).
+ * Busy time over every profile in `dir`, as shares of the busy time, counting only the samples
+ * from `fromMicros` after the process started until `toMicros` (the load, not the boot or the
+ * warm-up).
  */
-function summarize(
-  dir: string,
-  requestsServed: number,
-  fromMicros: number,
-  toMicros: number,
-  labelsOf: (profile: CpuProfile) => (nodeId: number) => string,
-): StageShare[] {
-  const micros = new Map<string, number>();
-  for (const profile of readProfiles(dir)) {
-    const labelOf = labelsOf(profile);
-    loadSamples(profile, fromMicros, toMicros, (id, time) => {
-      const label = labelOf(id);
-      micros.set(label, (micros.get(label) ?? 0) + time);
-    });
-  }
-  return shares(micros, requestsServed);
-}
-
-/** Self time per stage (`stageOf` the sample's own frame). */
 export function summarizeProfiles(
   dir: string,
   requestsServed: number,
   fromMicros: number,
   toMicros: number,
-): StageShare[] {
-  return summarize(dir, requestsServed, fromMicros, toMicros, (profile) => {
+): ProfileSummary {
+  const byPackage = new Map<string, number>();
+  const byPhase = new Map<string, number>();
+  const add = (micros: Map<string, number>, label: string, time: number) =>
+    micros.set(label, (micros.get(label) ?? 0) + time);
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const stageById = new Map(profile.nodes.map((node) => [node.id, stageOf(node.callFrame)]));
-    return (id) => stageById.get(id) ?? 'unknown';
-  });
-}
-
-/**
- * The same busy time by phase of the request, from each sample's whole stack rather than
- * its own frame: per-stage timings of the request path.
- */
-export function summarizeProfilesByPhase(
-  dir: string,
-  requestsServed: number,
-  fromMicros: number,
-  toMicros: number,
-): StageShare[] {
-  return summarize(dir, requestsServed, fromMicros, toMicros, (profile) => {
-    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-    const parentOf = new Map<number, number>();
-    for (const node of profile.nodes) {
-      for (const child of node.children ?? []) parentOf.set(child, node.id);
-    }
-    const phaseById = new Map<number, string>();
-    return (id) => {
-      const known = phaseById.get(id);
-      if (known) return known;
-      const frames: CallFrame[] = [];
-      for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
-        frames.push(byId.get(at)!.callFrame);
-      }
-      const phase =
-        frames[0].functionName === '(idle)'
-          ? '(idle)'
-          : (ENCLOSING_PHASES.find(([, matches]) => frames.some(matches))?.[0] ??
-            innermostPhase(frames));
-      phaseById.set(id, phase);
-      return phase;
-    };
-  });
+    const phaseOf = phasesOf(profile);
+    let elapsed = 0;
+    profile.samples.forEach((id, i) => {
+      elapsed += profile.timeDeltas[i] ?? 0;
+      if (elapsed < fromMicros || elapsed > toMicros) return;
+      const time = profile.timeDeltas[i + 1] ?? 0;
+      add(byPackage, stageById.get(id) ?? 'unknown', time);
+      add(byPhase, phaseOf(id), time);
+    });
+  }
+  return { byPackage: shares(byPackage, requestsServed), byPhase: shares(byPhase, requestsServed) };
 }

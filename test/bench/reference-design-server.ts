@@ -31,8 +31,8 @@ import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { Strategy } from 'passport-http-bearer';
 import { map, type Observable } from 'rxjs';
 import {
-  authorized,
   envelopeOf,
+  isKnownToken,
   isListing,
   readPage,
   type ReferencePage,
@@ -57,7 +57,7 @@ class PageQuery {
 @Injectable()
 class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   async validate(token: string): Promise<{ token: true } | false> {
-    return (await authorized(`Bearer ${token}`)) ? { token: true } : false;
+    return (await isKnownToken(token)) ? { token: true } : false;
   }
 }
 

@@ -40,10 +40,8 @@ async function total(table: string): Promise<number> {
   return Number(row.n);
 }
 
-/** Whether the Authorization header carries a known token (remembered once found). */
-export async function authorized(header: string | undefined): Promise<boolean> {
-  const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
-  if (!token) return false;
+/** Whether the token is a known one (remembered once found). */
+export async function isKnownToken(token: string): Promise<boolean> {
   const hash = createHash('sha256').update(token).digest('hex');
   if (knownTokens.has(hash)) return true;
   const [rows] = await pool.query<RowDataPacket[]>(
@@ -52,6 +50,11 @@ export async function authorized(header: string | undefined): Promise<boolean> {
   );
   if (rows.length > 0) knownTokens.add(hash);
   return rows.length > 0;
+}
+
+function authorized(header: string | undefined): Promise<boolean> {
+  const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
+  return token ? isKnownToken(token) : Promise.resolve(false);
 }
 
 export interface Answer {
