@@ -3,6 +3,10 @@ import { join } from 'node:path';
 
 type CallFrame = { functionName: string; url: string };
 
+/** Node's own HTTP, socket, stream and timer modules. */
+const NODE_HTTP =
+  /^node:(_http|http|net|stream|internal\/(streams|stream_base|http|net|dns|timers))/;
+
 /** The parts of a V8 `.cpuprofile` (written by `node --cpu-prof`) that the summaries need. */
 interface CpuProfile {
   nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
@@ -33,8 +37,7 @@ export function stageOf(callFrame: CallFrame): string {
     return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
   }
   if (url.includes('/dist/')) return 'app code (dist/)';
-  if (/^node:(_http|http|net|stream|internal\/(streams|stream_base|http|net|dns|timers))/.test(url))
-    return 'node http/net/streams';
+  if (NODE_HTTP.test(url)) return 'node http/net/streams';
   if (url.startsWith('node:')) return 'node core (other)';
   return 'native (socket writes, hashing, JSON …)';
 }
@@ -88,7 +91,6 @@ const INNERMOST_PHASES: Phase[] = [
   ['Express router', (f) => /\/node_modules\/(express|router)\//.test(f.url)],
 ];
 const NODE_HTTP_PHASE = 'Node HTTP: parsing, sockets, timers';
-const NODE_HTTP = /^node:(_http|http|net|stream|internal\/(streams|stream_base|http|net|timers))/;
 const OTHER_PHASE = 'other (promises, events, other packages)';
 
 /** Node's own HTTP work counts as such only when none of the phases above called it. */
@@ -112,7 +114,10 @@ function shares(micros: Map<string, number>, requestsServed: number): StageShare
     .sort((a, b) => b.share - a.share);
 }
 
-/** The phase (ENCLOSING_PHASES, then INNERMOST_PHASES) of each node of a profile, from its whole stack; remembered per node. */
+/**
+ * The phase (ENCLOSING_PHASES, then INNERMOST_PHASES) of each node of a profile, from its whole
+ * stack; remembered per node.
+ */
 function phasesOf(profile: CpuProfile): (nodeId: number) => string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
