@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
 import { loadConfig } from '../../config/app-config';
 import { SharedRedis } from '../../redis/shared-redis';
 import { CountCache } from './count-cache';
@@ -47,6 +50,148 @@ describe('CountCache', () => {
     expect(await counts.get('k', async () => ({ total: 3, maxId: 3 }))).toEqual({
       total: 3,
       maxId: 3,
+    });
+  });
+
+  describe('refresh ahead (a 1000 ms time: the last 200 ms are the window)', () => {
+    let clock: number;
+    const total = (n: number): ListingTotal => ({ total: n, maxId: n });
+    const never = () => Promise.reject(new Error('not expected to count'));
+    /** Lets a finished background count land (its callbacks run). */
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+    beforeEach(() => {
+      clock = 0;
+      jest.spyOn(Date, 'now').mockImplementation(() => clock);
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('recounts in the background in the window and answers from the cache meanwhile', async () => {
+      const counts = cache('1000');
+      await counts.get('k', async () => total(1));
+      const pending = deferred();
+      const recount = jest.fn(() => pending.promise);
+
+      clock = 799; // before the window: nothing to do
+      expect(await counts.get('k', never, recount)).toEqual(total(1));
+      expect(recount).not.toHaveBeenCalled();
+
+      clock = 800; // in the window: answered at once, one recount starts
+      expect(await counts.get('k', never, recount)).toEqual(total(1));
+      clock = 850;
+      expect(await counts.get('k', never, recount)).toEqual(total(1));
+      expect(recount).toHaveBeenCalledTimes(1);
+
+      pending.resolve(total(2));
+      await settle();
+      clock = 900; // the old total has not expired yet, but the new one replaced it
+      expect(await counts.get('k', never, recount)).toEqual(total(2));
+      clock = 1649; // and it has a whole time of its own (counted at 850: its window opens at 1650)
+      expect(await counts.get('k', never, recount)).toEqual(total(2));
+      expect(recount).toHaveBeenCalledTimes(1);
+    });
+
+    it('never serves a total past its time: once expired, callers wait for the recount', async () => {
+      const counts = cache('1000');
+      await counts.get('k', async () => total(1));
+      const pending = deferred();
+      clock = 900;
+      expect(await counts.get('k', never, () => pending.promise)).toEqual(total(1));
+
+      clock = 1000; // expired while the recount still runs: wait for it, do not count again
+      const waiting = counts.get('k', never, never);
+      pending.resolve(total(2));
+      expect(await waiting).toEqual(total(2));
+    });
+
+    it('after a failed recount keeps the total until its time, then counts on request', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const counts = cache('1000');
+      await counts.get('k', async () => total(1));
+      const failing = jest.fn(() => Promise.reject(new Error('down')));
+      clock = 900;
+      expect(await counts.get('k', never, failing)).toEqual(total(1));
+      await settle();
+      clock = 950; // one attempt per total: no second recount in its window
+      expect(await counts.get('k', never, failing)).toEqual(total(1));
+      expect(failing).toHaveBeenCalledTimes(1);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('down'));
+
+      clock = 1000;
+      expect(await counts.get('k', async () => total(3), never)).toEqual(total(3));
+    });
+
+    it('does not refresh ahead with the cache off', async () => {
+      const counts = cache('0');
+      const compute = jest.fn(async () => total(4));
+      await counts.get('k', compute, never);
+      await counts.get('k', compute, never);
+      expect(compute).toHaveBeenCalledTimes(2);
+    });
+  });
+
+  describe('refresh ahead through Redis', () => {
+    const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const prefix = `count-cache-spec:${randomUUID()}:`;
+    const redis = new Redis(redisUrl, { lazyConnect: true });
+    const shared: SharedRedis[] = [];
+    let clock = 0;
+
+    const sharedCache = async () => {
+      const config = loadConfig({
+        COUNT_CACHE_TTL_MS: '1000',
+        REDIS_URL: redisUrl,
+        REDIS_KEY_PREFIX: prefix,
+      });
+      const connection = new SharedRedis(config);
+      shared.push(connection);
+      const counts = new CountCache(config, connection);
+      await connection.onModuleInit();
+      return counts;
+    };
+    const publishedTotals = async () => {
+      const keys = (await redis.keys(`${prefix}*`)).filter((key) => !key.endsWith(':lock'));
+      return Promise.all(keys.map(async (key) => JSON.parse((await redis.get(key)) ?? 'null')));
+    };
+
+    beforeAll(() => redis.connect());
+    beforeEach(() => jest.spyOn(Date, 'now').mockImplementation(() => clock));
+    afterEach(() => jest.restoreAllMocks());
+    afterAll(async () => {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      await Promise.all(shared.map((connection) => connection.onModuleDestroy()));
+      await redis.quit();
+    });
+
+    it('recounts and publishes when Redis holds only the old total; others take the new one', async () => {
+      const first = await sharedCache();
+      const second = await sharedCache();
+      const never = () => Promise.reject(new Error('not expected to count'));
+      await first.get('k', async () => ({ total: 1, maxId: 1 }));
+      expect(await second.get('k', never)).toEqual({ total: 1, maxId: 1 }); // from Redis
+
+      // The published total is near its end too (Redis keeps its own time).
+      for (const key of await redis.keys(`${prefix}*`)) await redis.pexpire(key, 150);
+      clock = 850;
+      const recount = jest.fn(async () => ({ total: 2, maxId: 2 }));
+      expect(await second.get('k', never, recount)).toEqual({ total: 1, maxId: 1 });
+      const deadline = performance.now() + 2_000;
+      while ((await publishedTotals())[0]?.total !== 2 && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(recount).toHaveBeenCalledTimes(1);
+      expect(await publishedTotals()).toEqual([{ total: 2, maxId: 2 }]);
+
+      // The first instance, in its own window, takes the newly published total without counting.
+      expect(await first.get('k', never, never)).toEqual({ total: 1, maxId: 1 });
+      const waitFor = performance.now() + 2_000;
+      let seen = await first.get('k', never, never);
+      while (seen.total !== 2 && performance.now() < waitFor) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        seen = await first.get('k', never, never);
+      }
+      expect(seen).toEqual({ total: 2, maxId: 2 });
     });
   });
 });

@@ -8,11 +8,20 @@ import type { ListingTotal } from './listing.repository';
 interface Entry {
   value: ListingTotal;
   expiresAt: number;
+  /** From then on, a request that reads the entry also starts its recount in the background. */
+  refreshAt: number;
 }
 
 /** How long one instance may hold the right to count a key before others count it themselves. */
 const LOCK_MS = 5_000;
 const POLL_MS = 25;
+/**
+ * The last fifth of a total's time: a request that reads it then is answered from the cache at
+ * once and starts the recount in the background, so that under steady traffic the fresh total is
+ * there before the old one expires and no request waits for a count (a full count of 5M login
+ * activities takes about half a second).
+ */
+const REFRESH_AHEAD_SHARE = 0.2;
 
 /**
  * Caches listing totals for a short time so that `page_count` does not cost a full COUNT per
@@ -20,6 +29,9 @@ const POLL_MS = 25;
  *
  * - One count runs per key at a time in this process: concurrent requests for the same key share
  *   it, also with the TTL at 0 (they then share a count that started after they arrived).
+ * - A total read in the last fifth of its time is recounted in the background (refresh ahead); the
+ *   request is answered with the cached total, which is still within its time. A total is never
+ *   served past its time: once it has expired, requests wait for the count as on a miss.
  * - With REDIS_URL, totals are shared between instances: a miss first looks in Redis; the
  *   instance that takes a short lock (SET NX PX) counts and publishes, the others wait for its
  *   result (at most the lock's time) instead of counting too. Any Redis failure falls back to
@@ -30,6 +42,7 @@ export class CountCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<ListingTotal>>();
   private readonly ttlMs: number;
+  private readonly refreshAheadMs: number;
   private readonly redis?: Redis;
   /** Per database, so that services on different databases can share one Redis. */
   private readonly keyPrefix: string;
@@ -39,24 +52,56 @@ export class CountCache {
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, redis: SharedRedis) {
     this.ttlMs = config.countCacheTtlMs;
+    this.refreshAheadMs = Math.round(this.ttlMs * REFRESH_AHEAD_SHARE);
     const database = config.database.url ?? config.database.sqlitePath;
     this.keyPrefix = `${config.redisKeyPrefix}count:${createHash('sha256').update(database).digest('base64url').slice(0, 12)}:`;
     if (this.ttlMs > 0) this.redis = redis.client();
     this.redis?.on('ready', () => (this.redisFailureLogged = false));
   }
 
-  async get(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
+  /**
+   * The total of `key`: cached, or counted by `compute`. `recount` is what a refresh ahead runs
+   * (no request waits for it, so it need not read a page alongside); by default `compute`.
+   */
+  async get(
+    key: string,
+    compute: () => Promise<ListingTotal>,
+    recount: () => Promise<ListingTotal> = compute,
+  ): Promise<ListingTotal> {
+    const now = Date.now();
     const cached = this.entries.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.value;
+    if (cached && cached.expiresAt > now) {
+      if (cached.refreshAt <= now && !this.inFlight.has(key)) {
+        cached.refreshAt = cached.expiresAt; // one attempt per entry, whatever comes of it
+        this.refreshAhead(key, recount);
+      }
+      return cached.value;
+    }
 
     const running = this.inFlight.get(key);
     if (running) return running;
+    return this.run(key, compute, 0);
+  }
 
-    const promise = (this.redis ? this.shared(key, compute) : this.counted(key, compute)).finally(
-      () => this.inFlight.delete(key),
-    );
+  /** Counts `key` once at a time; callers that arrive meanwhile share the result. */
+  private run(
+    key: string,
+    compute: () => Promise<ListingTotal>,
+    freshForMs: number,
+  ): Promise<ListingTotal> {
+    const promise = (
+      this.redis ? this.shared(key, compute, freshForMs) : this.counted(key, compute)
+    ).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, promise);
     return promise;
+  }
+
+  private refreshAhead(key: string, recount: () => Promise<ListingTotal>): void {
+    // A total another instance published counts as new only with more than the window left.
+    this.run(key, recount, this.refreshAheadMs).catch((error: Error) => {
+      // The cached total stays until its time; after that requests count (and see the error).
+      this.logger.warn(`Recounting a listing total ahead of its expiry failed: ${error.message}`);
+    });
   }
 
   private async counted(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
@@ -65,18 +110,23 @@ export class CountCache {
     return value;
   }
 
-  private async shared(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
+  /** `freshForMs`: a total published in Redis is taken only with more time than this left. */
+  private async shared(
+    key: string,
+    compute: () => Promise<ListingTotal>,
+    freshForMs: number,
+  ): Promise<ListingTotal> {
     const redis = this.redis!;
     const redisKey = `${this.keyPrefix}${createHash('sha256').update(key).digest('base64url')}`;
     const lockKey = `${redisKey}:lock`;
     let locked: boolean;
     try {
-      const found = await this.readShared(redis, key, redisKey);
+      const found = await this.readShared(redis, key, redisKey, freshForMs);
       if (found !== undefined) return found;
       locked = (await redis.set(lockKey, '1', 'PX', LOCK_MS, 'NX')) !== null;
       if (locked) {
         // The total may have been published between the first look and taking the lock.
-        const published = await this.readShared(redis, key, redisKey);
+        const published = await this.readShared(redis, key, redisKey, freshForMs);
         if (published !== undefined) {
           await redis.del(lockKey);
           return published;
@@ -86,7 +136,7 @@ export class CountCache {
         const deadline = Date.now() + LOCK_MS;
         while (Date.now() < deadline) {
           await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-          const published = await this.readShared(redis, key, redisKey);
+          const published = await this.readShared(redis, key, redisKey, freshForMs);
           if (published !== undefined) return published;
         }
       }
@@ -117,13 +167,14 @@ export class CountCache {
     redis: Redis,
     key: string,
     redisKey: string,
+    freshForMs: number,
   ): Promise<ListingTotal | undefined> {
     const replies = await redis.multi().get(redisKey).pttl(redisKey).exec();
     if (!replies) throw new Error('Redis transaction aborted');
     for (const [error] of replies) if (error) throw error;
     const value = replies[0][1] as string | null;
     const remainingMs = Number(replies[1][1]);
-    if (value === null || remainingMs <= 0) return undefined;
+    if (value === null || remainingMs <= freshForMs) return undefined;
     const parsed = JSON.parse(value) as ListingTotal;
     const total = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
     this.remember(key, total, Math.min(remainingMs, this.ttlMs));
@@ -142,6 +193,7 @@ export class CountCache {
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+    const expiresAt = Date.now() + ttlMs;
+    this.entries.set(key, { value, expiresAt, refreshAt: expiresAt - this.refreshAheadMs });
   }
 }

@@ -30,12 +30,23 @@ export class ListingPager {
     const keyset = splitKeyset(criteria);
     // When this request is the one that counts, it reads its page in the count's snapshot.
     let countedWithPage: TItem[] | undefined;
-    const counted = await this.counts.get(key, async () => {
-      if (keyset) return this.countKeyset(repository, keyset);
-      const result = await repository.countAndFindPage(criteria, offset, query.limit, this.options);
-      countedWithPage = result.items;
-      return result.total;
-    });
+    const recount = () =>
+      keyset ? this.countKeyset(repository, keyset) : repository.count(criteria, this.options);
+    const counted = await this.counts.get(
+      key,
+      async () => {
+        if (keyset) return recount();
+        const result = await repository.countAndFindPage(
+          criteria,
+          offset,
+          query.limit,
+          this.options,
+        );
+        countedWithPage = result.items;
+        return result.total;
+      },
+      recount,
+    );
     // A page past the end is answered without walking the index to its end.
     const items =
       countedWithPage ??
