@@ -47,6 +47,8 @@ interface Row {
   reqPerSec: number;
   p50: number;
   p99: number;
+  /** The slowest reply: shows a stall that a percentile hides (e.g. every request waiting for a count). */
+  max: number;
   errors: number;
   sequentialMedianMs?: number;
   peakRssMiB: number;
@@ -284,6 +286,7 @@ async function runScenario(
     reqPerSec: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    max: result.latency.max,
     errors: unexpected + result.errors + result.timeouts,
     sequentialMedianMs,
     peakRssMiB: server.peakRssMiB(),
@@ -387,6 +390,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     'req/s',
     'p50 ms',
     'p99 ms',
+    'max ms',
     'errors',
     'seq. median ms',
     'CPU µs/req',
@@ -397,6 +401,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     row.reqPerSec.toFixed(0),
     String(row.p50),
     String(row.p99),
+    String(row.max),
     String(row.errors),
     row.sequentialMedianMs === undefined ? '' : row.sequentialMedianMs.toFixed(1),
     Number.isNaN(row.cpuMicrosPerRequest) ? '' : row.cpuMicrosPerRequest.toFixed(0),
