@@ -17,6 +17,20 @@ describe('CountCache', () => {
     const config = loadConfig({ COUNT_CACHE_TTL_MS: ttl });
     return new CountCache(config, new SharedRedis(config));
   };
+  const total = (n: number): ListingTotal => ({ total: n, maxId: n });
+  const never = () => Promise.reject(new Error('not expected to count'));
+  /** Lets a finished background count land (its callbacks run). */
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  /** Polls `read` until `done` holds of its value or 2 s pass, and gives the last value. */
+  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    const deadline = performance.now() + 2_000;
+    let value = await read();
+    while (!done(value) && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      value = await read();
+    }
+    return value;
+  }
 
   it('runs one count for concurrent callers of a key, even with the cache off', async () => {
     const counts = cache('0');
@@ -55,10 +69,6 @@ describe('CountCache', () => {
 
   describe('refresh ahead (a 1000 ms time: the last 200 ms are the window)', () => {
     let clock: number;
-    const total = (n: number): ListingTotal => ({ total: n, maxId: n });
-    const never = () => Promise.reject(new Error('not expected to count'));
-    /** Lets a finished background count land (its callbacks run). */
-    const settle = () => new Promise((resolve) => setImmediate(resolve));
 
     beforeEach(() => {
       clock = 0;
@@ -167,31 +177,25 @@ describe('CountCache', () => {
     it('recounts and publishes when Redis holds only the old total; others take the new one', async () => {
       const first = await sharedCache();
       const second = await sharedCache();
-      const never = () => Promise.reject(new Error('not expected to count'));
-      await first.get('k', async () => ({ total: 1, maxId: 1 }));
-      expect(await second.get('k', never)).toEqual({ total: 1, maxId: 1 }); // from Redis
+      await first.get('k', async () => total(1));
+      expect(await second.get('k', never)).toEqual(total(1)); // from Redis
 
       // The published total is near its end too (Redis keeps its own time).
       for (const key of await redis.keys(`${prefix}*`)) await redis.pexpire(key, 150);
       clock = 850;
-      const recount = jest.fn(async () => ({ total: 2, maxId: 2 }));
-      expect(await second.get('k', never, recount)).toEqual({ total: 1, maxId: 1 });
-      const deadline = performance.now() + 2_000;
-      while ((await publishedTotals())[0]?.total !== 2 && performance.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      const recount = jest.fn(async () => total(2));
+      expect(await second.get('k', never, recount)).toEqual(total(1));
+      await eventually(publishedTotals, (totals) => totals[0]?.total === 2);
       expect(recount).toHaveBeenCalledTimes(1);
-      expect(await publishedTotals()).toEqual([{ total: 2, maxId: 2 }]);
+      expect(await publishedTotals()).toEqual([total(2)]);
 
       // The first instance, in its own window, takes the newly published total without counting.
-      expect(await first.get('k', never, never)).toEqual({ total: 1, maxId: 1 });
-      const waitFor = performance.now() + 2_000;
-      let seen = await first.get('k', never, never);
-      while (seen.total !== 2 && performance.now() < waitFor) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        seen = await first.get('k', never, never);
-      }
-      expect(seen).toEqual({ total: 2, maxId: 2 });
+      expect(await first.get('k', never, never)).toEqual(total(1));
+      const seen = await eventually(
+        () => first.get('k', never, never),
+        (value) => value.total === 2,
+      );
+      expect(seen).toEqual(total(2));
     });
   });
 });

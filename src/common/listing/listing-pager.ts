@@ -30,23 +30,16 @@ export class ListingPager {
     const keyset = splitKeyset(criteria);
     // When this request is the one that counts, it reads its page in the count's snapshot.
     let countedWithPage: TItem[] | undefined;
-    const recount = () =>
-      keyset ? this.countKeyset(repository, keyset) : repository.count(criteria, this.options);
-    const counted = await this.counts.get(
-      key,
-      async () => {
-        if (keyset) return recount();
-        const result = await repository.countAndFindPage(
-          criteria,
-          offset,
-          query.limit,
-          this.options,
-        );
-        countedWithPage = result.items;
-        return result.total;
-      },
-      recount,
-    );
+    const countWithPage = async () => {
+      const result = await repository.countAndFindPage(criteria, offset, query.limit, this.options);
+      countedWithPage = result.items;
+      return result.total;
+    };
+    // A recount in the background has no request waiting for a page: it counts only.
+    const recount = keyset
+      ? () => this.countKeyset(repository, keyset)
+      : () => repository.count(criteria, this.options);
+    const counted = await this.counts.get(key, keyset ? recount : countWithPage, recount);
     // A page past the end is answered without walking the index to its end.
     const items =
       countedWithPage ??
