@@ -15,7 +15,9 @@ declare module 'autocannon' {
   interface Result {
     requests: Histogram & { total: number };
     latency: Histogram;
+    /** Failed requests, the timed-out ones included. */
     errors: number;
+    /** The requests of `errors` that timed out. */
     timeouts: number;
     non2xx: number;
     statusCodeStats: Record<string, { count: number }>;

@@ -54,6 +54,11 @@ interface Row {
   peakRssMiB: number;
   /** The server's CPU time (user + system) during the measured load, per request served. */
   cpuMicrosPerRequest: number;
+  /**
+   * The load generator's own CPU time per request (autocannon runs in this process): the share of
+   * the machine's cores it takes from the server and the database it measures.
+   */
+  loadCpuMicrosPerRequest: number;
 }
 
 const BAD_TOKEN = `lsk_${'A'.repeat(43)}`;
@@ -274,12 +279,15 @@ async function runScenario(
   if (options.warmup > 0) await autocannon({ ...target, duration: options.warmup });
   const startedAt = performance.now();
   const cpuBefore = server.cpuSeconds();
+  const loadCpuBefore = process.cpuUsage();
   const result = await autocannon({ ...target, duration: options.duration });
   const cpuSeconds = server.cpuSeconds() - cpuBefore;
+  const loadCpu = process.cpuUsage(loadCpuBefore);
   onLoad({ requests: result.requests.total, startedAt, endedAt: performance.now() });
-  const unexpected = Object.entries(result.statusCodeStats)
-    .filter(([status]) => Number(status) !== scenario.expectedStatus)
-    .reduce((sum, [, stats]) => sum + stats.count, 0);
+  const unexpectedStatuses = Object.entries(result.statusCodeStats).filter(
+    ([status]) => Number(status) !== scenario.expectedStatus,
+  );
+  const unexpected = unexpectedStatuses.reduce((sum, [, stats]) => sum + stats.count, 0);
   const row: Row = {
     scenario: scenario.name,
     path: scenario.path,
@@ -287,17 +295,28 @@ async function runScenario(
     p50: result.latency.p50,
     p99: result.latency.p99,
     max: result.latency.max,
-    errors: unexpected + result.errors + result.timeouts,
+    // autocannon counts a timeout among its errors too.
+    errors: unexpected + result.errors,
     sequentialMedianMs,
     peakRssMiB: server.peakRssMiB(),
     cpuMicrosPerRequest:
       result.requests.total > 0 ? (cpuSeconds * 1e6) / result.requests.total : NaN,
+    loadCpuMicrosPerRequest:
+      result.requests.total > 0 ? (loadCpu.user + loadCpu.system) / result.requests.total : NaN,
   };
   console.log(
     `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ` +
       (Number.isNaN(row.cpuMicrosPerRequest)
         ? 'no request served'
-        : `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`),
+        : `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`) +
+      // What the errors column counts, told apart: a refusal and a reply too slow are not alike.
+      (row.errors > 0
+        ? `; errors: ${[
+            ...unexpectedStatuses.map(([status, stats]) => `${stats.count} × ${status}`),
+            `${result.timeouts} timed out (autocannon's 10 s)`,
+            `${result.errors - result.timeouts} failed connections`,
+          ].join(', ')}`
+        : ''),
   );
   return row;
 }
@@ -395,6 +414,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     'seq. median ms',
     'CPU µs/req',
     'peak RSS MiB',
+    'load gen. CPU µs/req',
   ];
   const lines = rows.map((row) => [
     row.scenario,
@@ -406,6 +426,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     row.sequentialMedianMs === undefined ? '' : row.sequentialMedianMs.toFixed(1),
     Number.isNaN(row.cpuMicrosPerRequest) ? '' : row.cpuMicrosPerRequest.toFixed(0),
     row.peakRssMiB.toFixed(0),
+    Number.isNaN(row.loadCpuMicrosPerRequest) ? '' : row.loadCpuMicrosPerRequest.toFixed(0),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((l) => l[i].length)));
   const format = (cells: string[]) =>
