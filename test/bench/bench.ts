@@ -283,6 +283,8 @@ async function runScenario(
   const result = await autocannon({ ...target, duration: options.duration });
   const cpuSeconds = server.cpuSeconds() - cpuBefore;
   const loadCpu = process.cpuUsage(loadCpuBefore);
+  const perRequest = (micros: number) =>
+    result.requests.total > 0 ? micros / result.requests.total : NaN;
   onLoad({ requests: result.requests.total, startedAt, endedAt: performance.now() });
   const unexpectedStatuses = Object.entries(result.statusCodeStats).filter(
     ([status]) => Number(status) !== scenario.expectedStatus,
@@ -299,10 +301,8 @@ async function runScenario(
     errors: unexpected + result.errors,
     sequentialMedianMs,
     peakRssMiB: server.peakRssMiB(),
-    cpuMicrosPerRequest:
-      result.requests.total > 0 ? (cpuSeconds * 1e6) / result.requests.total : NaN,
-    loadCpuMicrosPerRequest:
-      result.requests.total > 0 ? (loadCpu.user + loadCpu.system) / result.requests.total : NaN,
+    cpuMicrosPerRequest: perRequest(cpuSeconds * 1e6),
+    loadCpuMicrosPerRequest: perRequest(loadCpu.user + loadCpu.system),
   };
   console.log(
     `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ` +
@@ -399,6 +399,9 @@ const loadAverage = () =>
     .map((load) => load.toFixed(2))
     .join(' ');
 
+/** A per-request CPU figure for the table; blank when no request was served. */
+const microsCell = (micros: number): string => (Number.isNaN(micros) ? '' : micros.toFixed(0));
+
 function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: string): void {
   console.log(
     `\n${size.name}: ${size.users} users / ${size.activities} login activities; ` +
@@ -424,9 +427,9 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     String(row.max),
     String(row.errors),
     row.sequentialMedianMs === undefined ? '' : row.sequentialMedianMs.toFixed(1),
-    Number.isNaN(row.cpuMicrosPerRequest) ? '' : row.cpuMicrosPerRequest.toFixed(0),
+    microsCell(row.cpuMicrosPerRequest),
     row.peakRssMiB.toFixed(0),
-    Number.isNaN(row.loadCpuMicrosPerRequest) ? '' : row.loadCpuMicrosPerRequest.toFixed(0),
+    microsCell(row.loadCpuMicrosPerRequest),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((l) => l[i].length)));
   const format = (cells: string[]) =>

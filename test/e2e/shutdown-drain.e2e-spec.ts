@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { Public } from '../../src/common/auth/auth.decorators';
 import { InFlightRequests } from '../../src/common/http/in-flight-requests';
 import { drainAndClose } from '../../src/shutdown';
-import { startTestApp, TestApp } from '../kit';
+import { eventually, startTestApp, TestApp } from '../kit';
 
 /** A promise with its resolve function outside. */
 function deferred<T = void>() {
@@ -75,7 +75,12 @@ describe('shutdown drains abandoned requests', () => {
     client.end();
     await gate.entered.promise;
     client.destroy();
-    await waitFor(async () => (await connections(kit)) === 0);
+    const open = await eventually(
+      () => connections(kit),
+      (count) => count === 0,
+      5_000,
+    );
+    expect(open).toBe(0);
     expect(requests.count).toBe(1);
 
     let settled: number | undefined;
@@ -96,12 +101,4 @@ function connections(kit: TestApp): Promise<number> {
   return new Promise((resolve, reject) =>
     server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
   );
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }

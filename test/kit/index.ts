@@ -5,3 +5,4 @@ export * from './test-app';
 export * from './test-database';
 export * from './links';
 export * from './tcp-proxy';
+export * from './eventually';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
+import { eventually } from '../../../test/kit/eventually';
 import { loadConfig } from '../../config/app-config';
 import { SharedRedis } from '../../redis/shared-redis';
 import { CountCache } from './count-cache';
@@ -21,16 +22,6 @@ describe('CountCache', () => {
   const never = () => Promise.reject(new Error('not expected to count'));
   /** Lets a finished background count land (its callbacks run). */
   const settle = () => new Promise((resolve) => setImmediate(resolve));
-  /** Polls `read` until `done` holds of its value or 2 s pass, and gives the last value. */
-  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-    const deadline = performance.now() + 2_000;
-    let value = await read();
-    while (!done(value) && performance.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      value = await read();
-    }
-    return value;
-  }
 
   it('runs one count for concurrent callers of a key, even with the cache off', async () => {
     const counts = cache('0');

@@ -8,8 +8,8 @@ import type { ListingTotal } from './listing.repository';
 interface Entry {
   value: ListingTotal;
   expiresAt: number;
-  /** From then on, a request that reads the entry also starts its recount in the background. */
-  refreshAt: number;
+  /** Its recount ahead of expiry has started: one attempt per entry, whatever comes of it. */
+  recountStarted: boolean;
 }
 
 /** How long one instance may hold the right to count a key before others count it themselves. */
@@ -71,8 +71,9 @@ export class CountCache {
     const now = Date.now();
     const cached = this.entries.get(key);
     if (cached && cached.expiresAt > now) {
-      if (cached.refreshAt <= now && !this.inFlight.has(key)) {
-        cached.refreshAt = cached.expiresAt; // one attempt per entry, whatever comes of it
+      const inWindow = cached.expiresAt - now <= this.refreshAheadMs;
+      if (inWindow && !cached.recountStarted && !this.inFlight.has(key)) {
+        cached.recountStarted = true;
         this.refreshAhead(key, recount);
       }
       return cached.value;
@@ -193,7 +194,6 @@ export class CountCache {
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     this.entries.delete(key);
-    const expiresAt = Date.now() + ttlMs;
-    this.entries.set(key, { value, expiresAt, refreshAt: expiresAt - this.refreshAheadMs });
+    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs, recountStarted: false });
   }
 }

@@ -1,0 +1,18 @@
+/**
+ * Polls `read` every 10 ms until `done` holds of its value or `timeoutMs` pass, and gives the last
+ * value read, for the caller to assert on. Timed by `performance.now()`, so that a test that mocks
+ * `Date.now()` can poll too.
+ */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 2_000,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  let value = await read();
+  while (!done(value) && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    value = await read();
+  }
+  return value;
+}
