@@ -51,6 +51,10 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
         // mysql2 would capture a stack trace for every query, to point errors at the caller; the
         // repositories' own errors say enough, and the capture costs about 2% of a request's CPU.
         trace: false,
+        // Nothing here prepares statements (every query is sent as text), yet mysql2 sizes each
+        // connection's statement cache for 16,000 by default: four arrays of that length, about
+        // 0.5 MB of heap per pooled connection that every full GC walks.
+        maxPreparedStatements: 8,
       },
     };
   }
