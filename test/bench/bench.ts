@@ -29,6 +29,7 @@ import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
 import { type StageShare, summarizeProfiles } from './cpu-profile';
+import { checkTargets } from './targets';
 
 interface Scenario {
   name: string;
@@ -105,10 +106,22 @@ async function main(): Promise<void> {
   for (const [name, { rows, load }] of results) printTable(SIZES[name], rows, options, load);
   const small = results.get('small')?.rows.find((row) => row.scenario === 'S2');
   const large = results.get('large')?.rows.find((row) => row.scenario === 'S2');
+  const scaling = small && large ? large.p50 / small.p50 : undefined;
   if (small && large) {
     console.log(
-      `scaling: S2 p50 large / small = ${large.p50} ms / ${small.p50} ms = ${(large.p50 / small.p50).toFixed(2)}`,
+      `scaling: S2 p50 large / small = ${large.p50} ms / ${small.p50} ms = ${scaling!.toFixed(2)}`,
     );
+  }
+  const largeRows = results.get('large')?.rows;
+  if (largeRows) printTargets(largeRows, scaling);
+}
+
+function printTargets(rows: Row[], scaling?: number): void {
+  const checks = checkTargets(rows, scaling);
+  if (!checks.length) return;
+  console.log('\ntargets (issue 5, large set):');
+  for (const check of checks) {
+    console.log(`  ${check.met ? 'met    ' : 'NOT met'}  ${check.target}: ${check.measured}`);
   }
 }
 
@@ -446,9 +459,13 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     if (row.scenario.startsWith('ref ')) continue;
     const reference = rows.find((r) => r.scenario === `ref ${row.scenario.replace(/^\w+ /, '')}`);
     if (!reference) continue;
-    if (reference.reqPerSec === 0) {
+    if (reference.reqPerSec === 0 || row.reqPerSec === 0) {
+      const silent =
+        reference.reqPerSec === 0 && row.reqPerSec === 0
+          ? 'neither answered any request'
+          : `${row.reqPerSec === 0 ? 'it' : 'the hand-written server'} answered none`;
       console.log(
-        `  ${row.scenario} vs the hand-written server: it answered none under load within autocannon's 10 s timeout` +
+        `  ${row.scenario} vs the hand-written server: ${silent} under load within autocannon's 10 s timeout` +
           (reference.sequentialMedianMs !== undefined && row.sequentialMedianMs !== undefined
             ? `; sequential median ${(row.sequentialMedianMs / reference.sequentialMedianMs).toFixed(2)}× its time`
             : ''),

@@ -1,0 +1,80 @@
+/**
+ * Issue 5's targets, checked against the large set's rows of a bench run (`npm run bench`).
+ */
+
+/** What the checks read of a bench row (bench.ts's Row has these and more). */
+export interface TargetRow {
+  /** `S1`, or `ref S1` for the hand-written server's row of the same scenario. */
+  scenario: string;
+  reqPerSec: number;
+  p99: number;
+  sequentialMedianMs?: number;
+  peakRssMiB: number;
+}
+
+/** One of issue 5's targets, as this run measured it on the large set. */
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+/**
+ * Issue 5's targets, read off the large set's rows (the ratios need `--reference`, the scaling
+ * line `--size both`): what was reached and whether it is within the bound, so that a run's
+ * verdict is not left to reading the table by eye (49.8% prints as "50%" in a ratio line).
+ */
+export function checkTargets(rows: TargetRow[], scaling?: number): TargetCheck[] {
+  const row = (name: string) => rows.find((r) => r.scenario === name);
+  const checks: TargetCheck[] = [];
+  for (const name of ['S1', 'S2']) {
+    const app = row(name);
+    const ref = row(`ref ${name}`);
+    if (app && ref && ref.reqPerSec > 0) {
+      const share = app.reqPerSec / ref.reqPerSec;
+      checks.push({
+        target: `${name} req/s ≥ 50% of ref`,
+        measured: `${(share * 100).toFixed(1)}% (${app.reqPerSec.toFixed(0)} / ${ref.reqPerSec.toFixed(0)})`,
+        met: share >= 0.5,
+      });
+    }
+    if (app) {
+      checks.push({ target: `${name} p99 < 50 ms`, measured: `${app.p99} ms`, met: app.p99 < 50 });
+    }
+  }
+  const deep = row('S3');
+  const deepRef = row('ref S3');
+  if (deep?.sequentialMedianMs !== undefined && deepRef?.sequentialMedianMs !== undefined) {
+    const ratio = deep.sequentialMedianMs / deepRef.sequentialMedianMs;
+    checks.push({
+      target: "S3 per request ≤ ref's (sequential median)",
+      measured: `${deep.sequentialMedianMs.toFixed(1)} ms, ${ratio.toFixed(2)}× ref's ${deepRef.sequentialMedianMs.toFixed(1)} ms`,
+      met: ratio <= 1,
+    });
+  }
+  const keyset = row('K');
+  if (keyset?.sequentialMedianMs !== undefined) {
+    checks.push({
+      target: 'keyset step < 10 ms (sequential median)',
+      measured: `${keyset.sequentialMedianMs.toFixed(1)} ms`,
+      met: keyset.sequentialMedianMs < 10,
+    });
+  }
+  if (scaling !== undefined) {
+    checks.push({
+      target: 'S2 p50 large / small ≤ 2',
+      measured: scaling.toFixed(2),
+      met: scaling <= 2,
+    });
+  }
+  const app = rows.filter((r) => !/^\w+ /.test(r.scenario));
+  if (app.length) {
+    const peakBytes = Math.max(...app.map((r) => r.peakRssMiB)) * 2 ** 20;
+    checks.push({
+      target: 'peak RSS < 200 MB',
+      measured: `${(peakBytes / 1e6).toFixed(0)} MB`,
+      met: peakBytes < 200e6,
+    });
+  }
+  return checks;
+}
