@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'lsk_';
 /** `lsk_` and 32 random bytes in base64url: recognizable, 256 bits of entropy. */
@@ -8,8 +8,9 @@ export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
+/** Runs for every authenticated request: the one-shot digest costs a third of a Hash object's. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** The part of a token shown by `token list`, enough to tell tokens apart and nothing more. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
@@ -54,7 +54,7 @@ export class CountCache {
     this.ttlMs = config.countCacheTtlMs;
     this.refreshAheadMs = Math.round(this.ttlMs * REFRESH_AHEAD_SHARE);
     const database = config.database.url ?? config.database.sqlitePath;
-    this.keyPrefix = `${config.redisKeyPrefix}count:${createHash('sha256').update(database).digest('base64url').slice(0, 12)}:`;
+    this.keyPrefix = `${config.redisKeyPrefix}count:${hash('sha256', database, 'base64url').slice(0, 12)}:`;
     if (this.ttlMs > 0) this.redis = redis.client();
     this.redis?.on('ready', () => (this.redisFailureLogged = false));
   }
@@ -118,7 +118,7 @@ export class CountCache {
     freshForMs: number,
   ): Promise<ListingTotal> {
     const redis = this.redis!;
-    const redisKey = `${this.keyPrefix}${createHash('sha256').update(key).digest('base64url')}`;
+    const redisKey = `${this.keyPrefix}${hash('sha256', key, 'base64url')}`;
     const lockKey = `${redisKey}:lock`;
     let locked: boolean;
     try {
