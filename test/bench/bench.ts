@@ -29,7 +29,7 @@ import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
 import { type StageShare, summarizeProfiles } from './cpu-profile';
-import { checkTargets } from './targets';
+import { checkTargets, isAppRow, scenarioOf, yardstickRowName } from './targets';
 
 interface Scenario {
   name: string;
@@ -210,7 +210,7 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
       await waitForIdleDatabase(url);
       if (!REFERENCE_SCENARIOS.has(scenario.name)) continue;
       for (const [name, yardstick] of yardsticks) {
-        const renamed = { ...scenario, name: `${name} ${scenario.name}` };
+        const renamed = { ...scenario, name: yardstickRowName(name, scenario.name) };
         rows.push(await runScenario(yardstick, renamed, token, options, size.name));
         await waitForIdleDatabase(url);
       }
@@ -452,12 +452,13 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
   );
   for (const line of lines) console.log(format(line));
-  for (const row of rows.filter((r) => !/^\w+ /.test(r.scenario))) {
+  for (const row of rows.filter((r) => isAppRow(r.scenario))) {
     console.log(`  ${row.scenario}: ${row.path}`);
   }
   for (const row of rows) {
-    if (row.scenario.startsWith('ref ')) continue;
-    const reference = rows.find((r) => r.scenario === `ref ${row.scenario.replace(/^\w+ /, '')}`);
+    const referenceName = yardstickRowName('ref', scenarioOf(row.scenario));
+    if (row.scenario === referenceName) continue;
+    const reference = rows.find((r) => r.scenario === referenceName);
     if (!reference) continue;
     if (reference.reqPerSec === 0 || row.reqPerSec === 0) {
       const silent =

@@ -2,6 +2,16 @@
  * Issue 5's targets, checked against the large set's rows of a bench run (`npm run bench`).
  */
 
+/**
+ * A yardstick's row is named `<yardstick> <scenario>` (`ref S1`, `nest S1`); the app's row carries
+ * the scenario's name alone (`S1`).
+ */
+export const yardstickRowName = (yardstick: string, scenario: string): string =>
+  `${yardstick} ${scenario}`;
+export const isAppRow = (name: string): boolean => !name.includes(' ');
+/** The scenario a row measured: `S1` for `S1` and `nest S1` alike. */
+export const scenarioOf = (name: string): string => name.slice(name.indexOf(' ') + 1);
+
 /** What the checks read of a bench row (bench.ts's Row has these and more). */
 export interface TargetRow {
   /** `S1`, or `ref S1` for the hand-written server's row of the same scenario. */
@@ -29,7 +39,7 @@ export function checkTargets(rows: TargetRow[], scaling?: number): TargetCheck[]
   const checks: TargetCheck[] = [];
   for (const name of ['S1', 'S2']) {
     const app = row(name);
-    const ref = row(`ref ${name}`);
+    const ref = row(yardstickRowName('ref', name));
     if (app && ref && ref.reqPerSec > 0) {
       const share = app.reqPerSec / ref.reqPerSec;
       checks.push({
@@ -43,7 +53,7 @@ export function checkTargets(rows: TargetRow[], scaling?: number): TargetCheck[]
     }
   }
   const deep = row('S3');
-  const deepRef = row('ref S3');
+  const deepRef = row(yardstickRowName('ref', 'S3'));
   if (deep?.sequentialMedianMs !== undefined && deepRef?.sequentialMedianMs !== undefined) {
     const ratio = deep.sequentialMedianMs / deepRef.sequentialMedianMs;
     checks.push({
@@ -67,7 +77,7 @@ export function checkTargets(rows: TargetRow[], scaling?: number): TargetCheck[]
       met: scaling <= 2,
     });
   }
-  const app = rows.filter((r) => !/^\w+ /.test(r.scenario));
+  const app = rows.filter((r) => isAppRow(r.scenario));
   if (app.length) {
     const peakBytes = Math.max(...app.map((r) => r.peakRssMiB)) * 2 ** 20;
     checks.push({
