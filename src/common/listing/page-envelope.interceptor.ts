@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
@@ -74,5 +74,8 @@ export function linkHeader(originalUrl: string, page: Page<unknown>): string {
  * carry but the body does not (page_count alone can stay the same when rows come or go).
  */
 export function entityTag(body: string, total: number): string {
-  return `"${hash('sha256', `${body}\n${total}`, 'base64url').slice(0, 32)}"`;
+  // Two updates rather than one hash of `${body}\n${total}`: JSON.stringify returns a rope of
+  // parts, and hashing a concatenation flattened a second ~39 kB copy of a 100-row page that Express
+  // then flattened once more for Content-Length; hashing `body` itself flattens it in place, once.
+  return `"${createHash('sha256').update(body).update(`\n${total}`).digest('base64url').slice(0, 32)}"`;
 }
