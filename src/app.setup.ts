@@ -9,6 +9,7 @@ import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
 import { securityHeadersMiddleware } from './common/http/security-headers';
+import { StablePrototypeExpressAdapter } from './common/http/stable-prototype-express-adapter';
 import { collectGetRoutePaths } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
@@ -27,6 +28,13 @@ export { buildOpenApiDocument };
  * and urlencoded parsers are two more router layers and a content-type check on every request.
  */
 export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
+
+/**
+ * The HTTP adapter the application is created with, by `main.ts` and the test kit alike: Nest's
+ * Express adapter, with requests born with Express's prototypes (see the adapter for why).
+ */
+export const createHttpAdapter = (): StablePrototypeExpressAdapter =>
+  new StablePrototypeExpressAdapter();
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so

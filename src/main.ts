@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
-import { APP_OPTIONS, configureApp } from './app.setup';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { handleShutdownSignals } from './shutdown';
 
@@ -36,6 +36,7 @@ async function bootstrap(): Promise<void> {
   const config = readConfig();
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),
+    createHttpAdapter(),
     APP_OPTIONS,
   );
   configureApp(app, config);
