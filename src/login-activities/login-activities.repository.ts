@@ -25,10 +25,10 @@ export class LoginActivitiesRepository extends ListingRepository<LoginActivityVi
       'success',
       'failure_reason',
       'user_agent',
-      'created_at',
       'user_id',
       'session_id',
     ],
+    timestamps: ['created_at'],
   };
 
   protected toItem(row: Record<string, unknown>): LoginActivityView {

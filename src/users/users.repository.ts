@@ -9,7 +9,8 @@ export class UsersRepository extends ListingRepository<UserView> {
   readonly definition = usersListing;
 
   protected readonly itemQuery = {
-    columns: ['id', 'name', 'email', 'role_id', 'organization_id', 'created_at', 'updated_at'],
+    columns: ['id', 'name', 'email', 'role_id', 'organization_id'],
+    timestamps: ['created_at', 'updated_at'],
     select: ['r.name AS role_name', 'o.name AS organization_name'],
     joins: ['JOIN roles r ON r.id = x.role_id', 'JOIN organizations o ON o.id = x.organization_id'],
   };

@@ -25,6 +25,12 @@ export interface PageOptions {
  */
 export interface ItemQuery {
   columns: readonly string[];
+  /**
+   * Timestamp columns of its own table (UTC DATETIMEs), read as their text
+   * (`YYYY-MM-DD HH:MM:SS.mmm`), which `toIsoTimestamp` rewrites as ISO 8601: read as values,
+   * mysql2 builds a Date for each and `toISOString` formats it again, about 0.5 µs a value.
+   */
+  timestamps?: readonly string[];
   select?: readonly string[];
   joins?: readonly string[];
 }
@@ -248,8 +254,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   /** The page's rows, joined for the ids `ids` selects, in the listing's order. */
   private pageStatement(criteria: ListingCriteria, ids: Statement): Statement {
-    const { columns, select = [], joins = [] } = this.itemQuery;
-    const output = [...columns.map((column) => `x.${column} AS ${column}`), ...select];
+    const { columns, timestamps = [], select = [], joins = [] } = this.itemQuery;
+    const output = [
+      ...columns.map((column) => `x.${column} AS ${column}`),
+      // CHAR: text on MySQL/MariaDB, TEXT affinity on SQLite.
+      ...timestamps.map((column) => `CAST(x.${column} AS CHAR) AS ${column}`),
+      ...select,
+    ];
     return {
       sql:
         `SELECT ${output.join(', ')} FROM (${ids.sql}) p` +

@@ -9,7 +9,10 @@ export class AuditEventsRepository extends ListingRepository<AuditEventView> {
   readonly definition = auditEventsListing;
 
   /** The one query a listing writes: its columns (paging, counting and scope are shared). */
-  protected readonly itemQuery = { columns: ['id', 'action', 'actor_id', 'created_at'] };
+  protected readonly itemQuery = {
+    columns: ['id', 'action', 'actor_id'],
+    timestamps: ['created_at'],
+  };
 
   protected toItem(row: Record<string, unknown>): AuditEventView {
     return {

@@ -1,0 +1,19 @@
+import { toIsoTimestamp } from './row-values';
+
+describe('toIsoTimestamp', () => {
+  it('rewrites a DATETIME(3) read as text into the ISO form a Date would give', () => {
+    const text = '2026-08-25 00:06:08.450';
+    expect(toIsoTimestamp(text)).toBe('2026-08-25T00:06:08.450Z');
+    expect(toIsoTimestamp(text)).toBe(new Date('2026-08-25T00:06:08.450Z').toISOString());
+  });
+
+  it.each([
+    [new Date('2026-11-21T09:30:00.000Z'), '2026-11-21T09:30:00.000Z'],
+    ['2026-11-21 09:30:00', '2026-11-21T09:30:00.000Z'],
+    ['2026-11-21 09:30:00.5', '2026-11-21T09:30:00.500Z'],
+    ['2026-11-21 09:30:00.123456', '2026-11-21T09:30:00.123Z'],
+    ['2026-11-21T09:30:00.123Z', '2026-11-21T09:30:00.123Z'],
+  ])('still reads %p (other precisions, Date values, ISO text)', (value, expected) => {
+    expect(toIsoTimestamp(value)).toBe(expected);
+  });
+});
