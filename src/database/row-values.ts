@@ -4,17 +4,19 @@
  */
 
 const SQL_DATETIME = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z?$/;
-/** A DATETIME(3) as the database writes it: already the ISO form, but for the `T` and the `Z`. */
-const SQL_DATETIME_MS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
+/** `HH:MM:SS.mmm`: a time with milliseconds, as DATETIME(3) text has it. */
+const TIME_WITH_MS_LENGTH = 12;
 
 /** UTC ISO 8601 with milliseconds, e.g. `2026-11-21T09:30:00.000Z`. */
 export function toIsoTimestamp(value: unknown): string {
-  if (typeof value === 'string' && SQL_DATETIME_MS.test(value)) {
-    return `${value.slice(0, 10)}T${value.slice(11)}Z`;
-  }
   if (value instanceof Date) return value.toISOString();
   const match = SQL_DATETIME.exec(String(value));
-  if (match) return new Date(`${match[1]}T${match[2]}Z`).toISOString();
+  if (match) {
+    const [, date, time] = match;
+    // Already the ISO form but for the `T` and the `Z`: no Date to build and format again.
+    if (time.length === TIME_WITH_MS_LENGTH) return `${date}T${time}Z`;
+    return new Date(`${date}T${time}Z`).toISOString();
+  }
   return new Date(String(value)).toISOString();
 }
 

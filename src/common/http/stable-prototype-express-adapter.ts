@@ -23,21 +23,15 @@ import type { Express } from 'express';
  */
 export class StablePrototypeExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
-    const request = constructorWithPrototype(IncomingMessage, this.app().request);
-    const response = constructorWithPrototype(ServerResponse, this.app().response);
+    const app = this.getInstance<Express>();
+    const request = constructorWithPrototype(IncomingMessage, app.request);
+    const response = constructorWithPrototype(ServerResponse, app.response);
     // HTTPS and forced connection closing are Nest's own business (this service uses neither).
     if (!request || !response || options.httpsOptions || options.forceCloseConnections) {
       super.initHttpServer(options);
       return;
     }
-    this.httpServer = createServer(
-      { IncomingMessage: request, ServerResponse: response },
-      this.getInstance(),
-    );
-  }
-
-  private app(): Express {
-    return this.getInstance<Express>();
+    this.httpServer = createServer({ IncomingMessage: request, ServerResponse: response }, app);
   }
 }
 

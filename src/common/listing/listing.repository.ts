@@ -254,20 +254,34 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   /** The page's rows, joined for the ids `ids` selects, in the listing's order. */
   private pageStatement(criteria: ListingCriteria, ids: Statement): Statement {
-    const { columns, timestamps = [], select = [], joins = [] } = this.itemQuery;
-    const output = [
-      ...columns.map((column) => `x.${column} AS ${column}`),
-      // CHAR: text on MySQL/MariaDB, TEXT affinity on SQLite.
-      ...timestamps.map((column) => `CAST(x.${column} AS CHAR) AS ${column}`),
-      ...select,
-    ];
+    const { output, joins } = this.itemSql();
     return {
       sql:
-        `SELECT ${output.join(', ')} FROM (${ids.sql}) p` +
-        ` JOIN \`${this.definition.table}\` x ON x.id = p.id${joins.map((join) => ` ${join}`).join('')}` +
+        `SELECT ${output} FROM (${ids.sql}) p` +
+        ` JOIN \`${this.definition.table}\` x ON x.id = p.id${joins}` +
         ` ORDER BY ${orderBy('x', criteria.sortColumn, criteria.direction)}`,
       params: ids.params,
     };
+  }
+
+  private itemSqlText?: { output: string; joins: string };
+
+  /** `itemQuery` as SQL text: the same for every page, so written once (lazily: subclasses set it). */
+  private itemSql(): { output: string; joins: string } {
+    if (!this.itemSqlText) {
+      const { columns, timestamps = [], select = [], joins = [] } = this.itemQuery;
+      const output = [
+        ...columns.map((column) => `x.${column} AS ${column}`),
+        // CHAR: text on MySQL/MariaDB, TEXT affinity on SQLite.
+        ...timestamps.map((column) => `CAST(x.${column} AS CHAR) AS ${column}`),
+        ...select,
+      ];
+      this.itemSqlText = {
+        output: output.join(', '),
+        joins: joins.map((join) => ` ${join}`).join(''),
+      };
+    }
+    return this.itemSqlText;
   }
 
   private where(criteria: ListingCriteria): { where: string; params: Record<string, unknown> } {
