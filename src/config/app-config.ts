@@ -28,6 +28,7 @@ export const configSchema = z.object({
   SQLITE_PATH: z.string().min(1).default('data/listing.sqlite'),
   DB_POOL_SIZE: integer(1, 500).default(10),
   DB_STATEMENT_TIMEOUT_MS: integer(0, 600_000).default(5000),
+  DB_PREPARED_STATEMENTS: integer(0, 1000).default(64),
   DB_MIGRATIONS_RUN: booleanFromEnv.optional(),
   SEED_DEMO_DATA: booleanFromEnv.optional(),
   PAGE_LIMIT_DEFAULT: integer(1, 10_000).default(20),
@@ -64,6 +65,11 @@ export interface AppConfig {
     sqlitePath: string;
     poolSize: number;
     statementTimeoutMs: number;
+    /**
+     * Listing statements each MySQL connection keeps prepared (least recently used closed first);
+     * 0 sends them as text.
+     */
+    preparedStatements: number;
     migrationsRun: boolean;
     seedDemoData: boolean;
   };
@@ -156,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sqlitePath: raw.SQLITE_PATH,
       poolSize: raw.DB_POOL_SIZE,
       statementTimeoutMs: raw.DB_STATEMENT_TIMEOUT_MS,
+      preparedStatements: raw.DB_PREPARED_STATEMENTS,
       // The embedded default migrates itself so that `npm start` works on a fresh clone;
       // a MySQL deployment runs `npm run migration:run` as its own step unless told otherwise.
       migrationsRun: raw.DB_MIGRATIONS_RUN ?? kind === 'sqlite',

@@ -16,7 +16,10 @@ export class ListingPager {
     private readonly counts: CountCache,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.options = { statementTimeoutMs: config.database.statementTimeoutMs };
+    this.options = {
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      preparedStatements: config.database.preparedStatements > 0,
+    };
   }
 
   async paginate<TItem extends { id: number }>(

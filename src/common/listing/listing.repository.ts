@@ -16,6 +16,8 @@ export interface ListingTotal {
 export interface PageOptions {
   /** Time limit of each statement, in ms (0 = none). */
   statementTimeoutMs?: number;
+  /** Run the statements as prepared statements on MySQL/MariaDB (`DB_PREPARED_STATEMENTS`). */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -140,7 +142,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     // primary key, which holds whole rows.
     const idIndex =
       criteria.conditions.length === 0 && criteria.sortColumn === 'id'
-        ? await statementLimit.narrowIdIndex(this.definition.table)
+        ? await statementLimit.narrowIdIndex(runner, this.definition.table)
         : undefined;
     const ids = this.pageIdsStatement(
       criteria,
@@ -185,10 +187,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner('slave');
     try {
-      const statementLimit = await StatementLimit.for(
-        this.dataSource,
-        options.statementTimeoutMs ?? 0,
-      );
+      const statementLimit = await StatementLimit.for(this.dataSource, {
+        timeoutMs: options.statementTimeoutMs ?? 0,
+        prepared: options.preparedStatements ?? false,
+      });
       if (!snapshot) return await work(runner, statementLimit);
       await statementLimit.beginSnapshot(runner);
       try {
@@ -247,8 +249,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       sql:
         `SELECT t.id AS id FROM \`${this.definition.table}\` t${hint}${where}` +
         ` ORDER BY ${orderBy('t', criteria.sortColumn, direction)}` +
-        ` LIMIT ${Number(limit)} OFFSET ${Number(offset)}`,
-      params,
+        // Parameters, not literals: every page of a walk then runs one and the same statement.
+        ' LIMIT :page_limit OFFSET :page_offset',
+      params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
     };
   }
 
