@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Express } from 'express';
+import type { Express, Response } from 'express';
 
 /**
  * Nest's Express adapter, with one change to the HTTP server it creates: requests and responses
@@ -20,6 +20,10 @@ import type { Express } from 'express';
  *
  * Nothing else changes: the objects are Node's own `IncomingMessage`/`ServerResponse`, built by
  * their own constructors, and Express would have given them these prototypes anyway.
+ *
+ * It also sends a reply body that is already bytes (a Buffer, as PageEnvelopeInterceptor renders
+ * pages) with Express's `send`, which handles 304s and HEAD as for any body: Nest's adapter would
+ * serialize a Buffer as a JSON object.
  */
 export class StablePrototypeExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
@@ -32,6 +36,13 @@ export class StablePrototypeExpressAdapter extends ExpressAdapter {
       return;
     }
     this.httpServer = createServer({ IncomingMessage: request, ServerResponse: response }, app);
+  }
+
+  override reply(response: unknown, body: unknown, statusCode?: number): unknown {
+    if (!Buffer.isBuffer(body)) return super.reply(response, body, statusCode);
+    const reply = response as Response;
+    if (statusCode) reply.status(statusCode);
+    return reply.send(body);
   }
 }
 
