@@ -58,7 +58,7 @@ describe('CountCache', () => {
     });
   });
 
-  describe('refresh ahead (a 1000 ms time: the last 200 ms are the window)', () => {
+  describe('refresh ahead (a 1000 ms time: the last 500 ms are the window)', () => {
     let clock: number;
 
     beforeEach(() => {
@@ -73,13 +73,13 @@ describe('CountCache', () => {
       const pending = deferred();
       const recount = jest.fn(() => pending.promise);
 
-      clock = 799; // before the window: nothing to do
+      clock = 499; // before the window: nothing to do
       expect(await counts.get('k', never, recount)).toEqual(total(1));
       expect(recount).not.toHaveBeenCalled();
 
-      clock = 800; // in the window: answered at once, one recount starts
+      clock = 500; // in the window: answered at once, one recount starts
       expect(await counts.get('k', never, recount)).toEqual(total(1));
-      clock = 850;
+      clock = 550;
       expect(await counts.get('k', never, recount)).toEqual(total(1));
       expect(recount).toHaveBeenCalledTimes(1);
 
@@ -87,8 +87,25 @@ describe('CountCache', () => {
       await settle();
       clock = 900; // the old total has not expired yet, but the new one replaced it
       expect(await counts.get('k', never, recount)).toEqual(total(2));
-      clock = 1649; // and it has a whole time of its own (counted at 850: its window opens at 1650)
+      clock = 1049; // and it has a whole time of its own (counted at 550: its window opens at 1050)
       expect(await counts.get('k', never, recount)).toEqual(total(2));
+      expect(recount).toHaveBeenCalledTimes(1);
+    });
+
+    it('opens the window earlier for a total whose count took long: twice its time before expiry', async () => {
+      const counts = cache('1000');
+      const first = deferred();
+      const counting = counts.get('k', () => first.promise);
+      clock = 400; // the count took 400 ms: the window is the last 800 ms (from 600 to 1400)
+      first.resolve(total(1));
+      expect(await counting).toEqual(total(1));
+      const recount = jest.fn(() => deferred().promise);
+
+      clock = 599;
+      expect(await counts.get('k', never, recount)).toEqual(total(1));
+      expect(recount).not.toHaveBeenCalled();
+      clock = 600;
+      expect(await counts.get('k', never, recount)).toEqual(total(1));
       expect(recount).toHaveBeenCalledTimes(1);
     });
 

@@ -8,6 +8,8 @@ import type { ListingTotal } from './listing.repository';
 interface Entry {
   value: ListingTotal;
   expiresAt: number;
+  /** When its refresh-ahead window opens. */
+  refreshFrom: number;
   /** Its recount ahead of expiry has started: one attempt per entry, whatever comes of it. */
   recountStarted: boolean;
 }
@@ -16,12 +18,15 @@ interface Entry {
 const LOCK_MS = 5_000;
 const POLL_MS = 25;
 /**
- * The last fifth of a total's time: a request that reads it then is answered from the cache at
- * once and starts the recount in the background, so that under steady traffic the fresh total is
- * there before the old one expires and no request waits for a count (a full count of 5M login
- * activities takes about half a second).
+ * The second half of a total's time, or longer when its count took long: a request that reads it
+ * then is answered from the cache at once and starts the recount in the background, so that under
+ * steady traffic the fresh total is there before the old one expires and no request waits for a
+ * count. A full count of 5M login activities takes 0.3 s alone, but 2.4 s was seen under the
+ * bench's load, past a window of the last fifth (2 s): every request then waited for it.
  */
-const REFRESH_AHEAD_SHARE = 0.2;
+const REFRESH_AHEAD_SHARE = 0.5;
+/** The window is at least this many times as long as the count that gave the total took. */
+const REFRESH_AHEAD_COUNT_TIMES = 2;
 
 /**
  * Caches listing totals for a short time so that `page_count` does not cost a full COUNT per
@@ -29,9 +34,10 @@ const REFRESH_AHEAD_SHARE = 0.2;
  *
  * - One count runs per key at a time in this process: concurrent requests for the same key share
  *   it, also with the TTL at 0 (they then share a count that started after they arrived).
- * - A total read in the last fifth of its time is recounted in the background (refresh ahead); the
- *   request is answered with the cached total, which is still within its time. A total is never
- *   served past its time: once it has expired, requests wait for the count as on a miss.
+ * - A total read in the second half of its time (or from twice its count's duration before its
+ *   expiry, if longer) is recounted in the background (refresh ahead); the request is answered
+ *   with the cached total, which is still within its time. A total is never served past its time:
+ *   once it has expired, requests wait for the count as on a miss.
  * - With REDIS_URL, totals are shared between instances: a miss first looks in Redis; the
  *   instance that takes a short lock (SET NX PX) counts and publishes, the others wait for its
  *   result (at most the lock's time) instead of counting too. Any Redis failure falls back to
@@ -71,10 +77,9 @@ export class CountCache {
     const now = Date.now();
     const cached = this.entries.get(key);
     if (cached && cached.expiresAt > now) {
-      const inWindow = cached.expiresAt - now <= this.refreshAheadMs;
-      if (inWindow && !cached.recountStarted && !this.inFlight.has(key)) {
+      if (now >= cached.refreshFrom && !cached.recountStarted && !this.inFlight.has(key)) {
         cached.recountStarted = true;
-        this.refreshAhead(key, recount);
+        this.refreshAhead(key, recount, cached.expiresAt - cached.refreshFrom);
       }
       return cached.value;
     }
@@ -97,17 +102,18 @@ export class CountCache {
     return promise;
   }
 
-  private refreshAhead(key: string, recount: () => Promise<ListingTotal>): void {
+  private refreshAhead(key: string, recount: () => Promise<ListingTotal>, windowMs: number): void {
     // A total another instance published counts as new only with more than the window left.
-    this.run(key, recount, this.refreshAheadMs).catch((error: Error) => {
+    this.run(key, recount, windowMs).catch((error: Error) => {
       // The cached total stays until its time; after that requests count (and see the error).
       this.logger.warn(`Recounting a listing total ahead of its expiry failed: ${error.message}`);
     });
   }
 
   private async counted(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
+    const started = Date.now();
     const value = await compute();
-    if (this.ttlMs > 0) this.remember(key, value, this.ttlMs);
+    if (this.ttlMs > 0) this.remember(key, value, this.ttlMs, Date.now() - started);
     return value;
   }
 
@@ -188,12 +194,23 @@ export class CountCache {
     this.logger.warn(`Redis unavailable for shared totals, counting locally: ${error.message}`);
   }
 
-  private remember(key: string, value: ListingTotal, ttlMs: number): void {
+  /** `countMs`: how long the count took (unknown for a total another instance published). */
+  private remember(key: string, value: ListingTotal, ttlMs: number, countMs = 0): void {
     if (this.entries.size >= CountCache.MAX_ENTRIES) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
+    const expiresAt = Date.now() + ttlMs;
+    const windowMs = Math.min(
+      this.ttlMs,
+      Math.max(this.refreshAheadMs, REFRESH_AHEAD_COUNT_TIMES * countMs),
+    );
     this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs, recountStarted: false });
+    this.entries.set(key, {
+      value,
+      expiresAt,
+      refreshFrom: expiresAt - windowMs,
+      recountStarted: false,
+    });
   }
 }
