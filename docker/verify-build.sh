@@ -108,8 +108,8 @@ node dist/cli/migrate.cli.js
 
 PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 export PORT
-say "runtime: node dist/main.js on port $PORT"
-node dist/main.js &
+say "runtime: node --v8-pool-size=1 dist/main.js on port $PORT"
+node --v8-pool-size=1 dist/main.js &
 app_pid=$!
 healthcheck="$(grep -o 'fetch(.*)' "$dockerfile" | sed 's/"]$//; s/\\"/"/g')"
 for _ in $(seq 1 100); do

@@ -63,6 +63,24 @@ export const YARDSTICKS = {
 } as const;
 export type Yardstick = keyof typeof YARDSTICKS;
 
+/**
+ * The node flags production starts the app with: those of `npm run start:prod` (the Docker image's
+ * CMD is held to the same by test/unit/docker.spec.ts). Every server of the bench gets them, the
+ * yardsticks too, so that the ratios compare like with like.
+ */
+export function productionNodeFlags(): string[] {
+  const scripts = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    }
+  ).scripts;
+  const argv = scripts['start:prod'].trim().split(/\s+/);
+  if (argv[0] !== 'node' || argv.at(-1) !== 'dist/main.js') {
+    throw new Error(`start:prod is not "node [flags] dist/main.js": ${scripts['start:prod']}`);
+  }
+  return argv.slice(1, -1);
+}
+
 const CLOCK_TICKS_PER_SECOND =
   Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
@@ -94,6 +112,7 @@ export async function startServer(
     ...extraEnv,
   };
   const args = [
+    ...productionNodeFlags(),
     // Node/V8 flags for the server alone (e.g. heap sizes); the load generator keeps its own.
     ...(process.env.BENCH_SERVER_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
     ...nodeArgs,

@@ -128,6 +128,14 @@ describe('docker/Dockerfile', () => {
       runtime.findIndex((line) => line.startsWith('CMD')),
     );
     expect(runtime.find((line) => line.startsWith('HEALTHCHECK'))).toContain('/health/live');
-    expect(runtime.at(-1)).toBe('CMD ["node", "dist/main.js"]');
+    expect(runtime.at(-1)).toMatch(/^CMD \["node", .*"dist\/main\.js"\]$/);
+  });
+
+  it('starts the app with the same node flags as `npm run start:prod` (and the bench)', () => {
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
+      .scripts;
+    const argv = scripts['start:prod'].split(/\s+/);
+    expect(argv).toEqual(['node', '--v8-pool-size=1', 'dist/main.js']);
+    expect(runtime.at(-1)).toBe(`CMD [${argv.map((arg) => `"${arg}"`).join(', ')}]`);
   });
 });
