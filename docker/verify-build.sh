@@ -108,8 +108,10 @@ node dist/cli/migrate.cli.js
 
 PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 export PORT
-say "runtime: node --v8-pool-size=1 dist/main.js on port $PORT"
-node --v8-pool-size=1 dist/main.js &
+# The image's own command, as its last CMD line writes it (exec form, no spaces inside arguments).
+read -r -a command <<<"$(grep '^CMD \[' "$dockerfile" | tail -1 | sed 's/^CMD \[//; s/\]$//; s/[",]//g')"
+say "runtime: ${command[*]} on port $PORT"
+"${command[@]}" &
 app_pid=$!
 healthcheck="$(grep -o 'fetch(.*)' "$dockerfile" | sed 's/"]$//; s/\\"/"/g')"
 for _ in $(seq 1 100); do

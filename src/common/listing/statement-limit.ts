@@ -68,6 +68,8 @@ export interface StatementOptions {
 export class StatementLimit {
   private readonly timeoutMs: number;
   private readonly prepared: boolean;
+  /** The client-side bound TypeORM gives `runner.query` (`enableQueryTimeout`), in ms; 0 = none. */
+  private readonly clientBoundMs: number;
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -76,6 +78,11 @@ export class StatementLimit {
   ) {
     this.timeoutMs = options.timeoutMs;
     this.prepared = options.prepared && flavor !== 'sqlite';
+    const { enableQueryTimeout, maxQueryExecutionTime } = dataSource.options as {
+      enableQueryTimeout?: boolean;
+      maxQueryExecutionTime?: number;
+    };
+    this.clientBoundMs = enableQueryTimeout ? (maxQueryExecutionTime ?? 0) : 0;
   }
 
   static async for(dataSource: DataSource, options: StatementOptions): Promise<StatementLimit> {
@@ -102,11 +109,7 @@ export class StatementLimit {
    */
   private async execute<T>(runner: QueryRunner, sql: string, parameters: unknown[]): Promise<T[]> {
     const connection = (await runner.connect()) as PreparingConnection;
-    const { enableQueryTimeout, maxQueryExecutionTime } = this.dataSource.options as {
-      enableQueryTimeout?: boolean;
-      maxQueryExecutionTime?: number;
-    };
-    const bound = enableQueryTimeout ? (maxQueryExecutionTime ?? 0) : 0;
+    const bound = this.clientBoundMs;
     return new Promise<T[]>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       let settled = false;
