@@ -29,6 +29,7 @@ import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
 import { type StageShare, summarizeProfiles } from './cpu-profile';
+import { readHostCpuTimes, stealPercent } from './host-cpu';
 import { checkTargets, isAppRow, scenarioOf, yardstickRowName } from './targets';
 
 interface Scenario {
@@ -60,6 +61,11 @@ interface Row {
    * the machine's cores it takes from the server and the database it measures.
    */
   loadCpuMicrosPerRequest: number;
+  /**
+   * The share of the machine's CPU time the VM's host took during the measured load (Linux's
+   * steal time): figures taken while it is high are the host's, not the server's.
+   */
+  stealPercent?: number;
 }
 
 const BAD_TOKEN = `lsk_${'A'.repeat(43)}`;
@@ -293,8 +299,10 @@ async function runScenario(
   const startedAt = performance.now();
   const cpuBefore = server.cpuSeconds();
   const loadCpuBefore = process.cpuUsage();
+  const hostBefore = readHostCpuTimes();
   const result = await autocannon({ ...target, duration: options.duration });
   const cpuSeconds = server.cpuSeconds() - cpuBefore;
+  const steal = stealPercent(hostBefore, readHostCpuTimes());
   const loadCpu = process.cpuUsage(loadCpuBefore);
   const perRequest = (micros: number) =>
     result.requests.total > 0 ? micros / result.requests.total : NaN;
@@ -316,12 +324,14 @@ async function runScenario(
     peakRssMiB: server.peakRssMiB(),
     cpuMicrosPerRequest: perRequest(cpuSeconds * 1e6),
     loadCpuMicrosPerRequest: perRequest(loadCpu.user + loadCpu.system),
+    stealPercent: steal,
   };
   console.log(
     `[bench] ${sizeName} ${row.scenario}: ${row.reqPerSec.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ` +
       (Number.isNaN(row.cpuMicrosPerRequest)
         ? 'no request served'
         : `${row.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`) +
+      (row.stealPercent === undefined ? '' : `, host steal ${row.stealPercent.toFixed(0)}%`) +
       // What the errors column counts, told apart: a refusal and a reply too slow are not alike.
       (row.errors > 0
         ? `; errors: ${[
@@ -431,6 +441,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     'CPU µs/req',
     'peak RSS MiB',
     'load gen. CPU µs/req',
+    'steal %',
   ];
   const lines = rows.map((row) => [
     row.scenario,
@@ -443,6 +454,7 @@ function printTable(size: BenchSize, rows: Row[], options: BenchOptions, load: s
     microsCell(row.cpuMicrosPerRequest),
     row.peakRssMiB.toFixed(0),
     microsCell(row.loadCpuMicrosPerRequest),
+    row.stealPercent === undefined ? '' : row.stealPercent.toFixed(0),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((l) => l[i].length)));
   const format = (cells: string[]) =>
