@@ -34,6 +34,7 @@ export const configSchema = z.object({
   PAGE_LIMIT_DEFAULT: integer(1, 10_000).default(20),
   PAGE_LIMIT_MAX: integer(1, 10_000).default(100),
   COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
+  COUNT_CACHE_RECOUNT_TIMEOUT_MS: integer(100, 600_000).default(20_000),
   TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(600),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: integer(1, 1_000_000).default(60),
@@ -75,6 +76,11 @@ export interface AppConfig {
   };
   pagination: { defaultLimit: number; maxLimit: number };
   countCacheTtlMs: number;
+  /**
+   * Time limit of a total's recount in the background (no request waits for it), and so how long
+   * past its time a total may still be served while that recount runs.
+   */
+  countCacheRecountTimeoutMs: number;
   tokenCacheTtlMs: number;
   rateLimit: {
     /** Requests a minute per token (per client IP without a well-formed token); 0 = off. */
@@ -170,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     pagination: { defaultLimit: raw.PAGE_LIMIT_DEFAULT, maxLimit: raw.PAGE_LIMIT_MAX },
     countCacheTtlMs: raw.COUNT_CACHE_TTL_MS,
+    countCacheRecountTimeoutMs: raw.COUNT_CACHE_RECOUNT_TIMEOUT_MS,
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
     rateLimit: {
       perMinute: raw.RATE_LIMIT_PER_MINUTE,

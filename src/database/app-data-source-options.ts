@@ -4,7 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
 
 /** How much longer than the server-side statement limit the client waits before giving up. */
-const MARGIN_MS = 2000;
+export const CLIENT_BOUND_MARGIN_MS = 2000;
 /** The bound when DB_STATEMENT_TIMEOUT_MS is 0 (no server-side limit). */
 const WITHOUT_STATEMENT_LIMIT_MS = 60_000;
 
@@ -28,7 +28,7 @@ export function buildAppDataSourceOptions(config: AppConfig): DataSourceOptions 
   return {
     ...options,
     enableQueryTimeout: true,
-    maxQueryExecutionTime: limit > 0 ? limit + MARGIN_MS : WITHOUT_STATEMENT_LIMIT_MS,
+    maxQueryExecutionTime: limit > 0 ? limit + CLIENT_BOUND_MARGIN_MS : WITHOUT_STATEMENT_LIMIT_MS,
   };
 }
 

@@ -14,8 +14,11 @@ function deferred() {
 }
 
 describe('CountCache', () => {
-  const cache = (ttl: string) => {
-    const config = loadConfig({ COUNT_CACHE_TTL_MS: ttl });
+  const cache = (ttl: string, recountTimeout = '20000') => {
+    const config = loadConfig({
+      COUNT_CACHE_TTL_MS: ttl,
+      COUNT_CACHE_RECOUNT_TIMEOUT_MS: recountTimeout,
+    });
     return new CountCache(config, new SharedRedis(config));
   };
   const total = (n: number): ListingTotal => ({ total: n, maxId: n });
@@ -109,17 +112,36 @@ describe('CountCache', () => {
       expect(recount).toHaveBeenCalledTimes(1);
     });
 
-    it('never serves a total past its time: once expired, callers wait for the recount', async () => {
-      const counts = cache('1000');
+    it('serves a total past its time while its recount runs, at most the recount limit past it', async () => {
+      const counts = cache('1000', '2000');
       await counts.get('k', async () => total(1));
       const pending = deferred();
       clock = 900;
       expect(await counts.get('k', never, () => pending.promise)).toEqual(total(1));
 
-      clock = 1000; // expired while the recount still runs: wait for it, do not count again
+      clock = 1000; // expired, its recount still running: the old total, no count of its own
+      expect(await counts.get('k', never, never)).toEqual(total(1));
+      clock = 2999; // the recount's limit (2000 ms) past its time is the most it is served
+      expect(await counts.get('k', never, never)).toEqual(total(1));
+
+      clock = 3000; // past that: wait for the recount, do not count again
       const waiting = counts.get('k', never, never);
       pending.resolve(total(2));
       expect(await waiting).toEqual(total(2));
+    });
+
+    it('serves the new total as soon as a late recount lands', async () => {
+      const counts = cache('1000', '2000');
+      await counts.get('k', async () => total(1));
+      const pending = deferred();
+      clock = 900;
+      await counts.get('k', never, () => pending.promise);
+      clock = 1500;
+      expect(await counts.get('k', never, never)).toEqual(total(1));
+      pending.resolve(total(2));
+      await settle();
+      // (Its count took 600 ms, so its own window is open at once: a recount starts, unanswered.)
+      expect(await counts.get('k', never, () => deferred().promise)).toEqual(total(2));
     });
 
     it('after a failed recount keeps the total until its time, then counts on request', async () => {
@@ -135,7 +157,7 @@ describe('CountCache', () => {
       expect(failing).toHaveBeenCalledTimes(1);
       expect(warn).toHaveBeenCalledWith(expect.stringContaining('down'));
 
-      clock = 1000;
+      clock = 1000; // its recount has ended: an expired total is not served
       expect(await counts.get('k', async () => total(3), never)).toEqual(total(3));
     });
 

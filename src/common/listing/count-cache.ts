@@ -12,6 +12,8 @@ interface Entry {
   refreshFrom: number;
   /** Its recount ahead of expiry has started: one attempt per entry, whatever comes of it. */
   recountStarted: boolean;
+  /** That recount is still running: until it ends, the total is served past its time too. */
+  recounting: boolean;
 }
 
 /** How long one instance may hold the right to count a key before others count it themselves. */
@@ -36,8 +38,12 @@ const REFRESH_AHEAD_COUNT_TIMES = 2;
  *   it, also with the TTL at 0 (they then share a count that started after they arrived).
  * - A total read in the second half of its time (or from twice its count's duration before its
  *   expiry, if longer) is recounted in the background (refresh ahead); the request is answered
- *   with the cached total, which is still within its time. A total is never served past its time:
- *   once it has expired, requests wait for the count as on a miss.
+ *   with the cached total. That recount runs under its own, longer time limit
+ *   (COUNT_CACHE_RECOUNT_TIMEOUT_MS), and while it runs the total it replaces is served past its
+ *   time if need be, never more than that limit past it: under load on a slow machine, a full
+ *   count of 5M rows outlived both the window and the requests' 5 s statement limit, and every
+ *   request then waited for a count that was cut off (503). Once the recount has ended (or failed),
+ *   an expired total is not served: requests wait for the count as on a miss.
  * - With REDIS_URL, totals are shared between instances: a miss first looks in Redis; the
  *   instance that takes a short lock (SET NX PX) counts and publishes, the others wait for its
  *   result (at most the lock's time) instead of counting too. Any Redis failure falls back to
@@ -49,6 +55,7 @@ export class CountCache {
   private readonly inFlight = new Map<string, Promise<ListingTotal>>();
   private readonly ttlMs: number;
   private readonly refreshAheadMs: number;
+  private readonly recountTimeoutMs: number;
   private readonly redis?: Redis;
   /** Per database, so that services on different databases can share one Redis. */
   private readonly keyPrefix: string;
@@ -59,6 +66,7 @@ export class CountCache {
   constructor(@Inject(APP_CONFIG) config: AppConfig, redis: SharedRedis) {
     this.ttlMs = config.countCacheTtlMs;
     this.refreshAheadMs = Math.round(this.ttlMs * REFRESH_AHEAD_SHARE);
+    this.recountTimeoutMs = config.countCacheRecountTimeoutMs;
     const database = config.database.url ?? config.database.sqlitePath;
     this.keyPrefix = `${config.redisKeyPrefix}count:${hash('sha256', database, 'base64url').slice(0, 12)}:`;
     if (this.ttlMs > 0) this.redis = redis.client();
@@ -78,11 +86,11 @@ export class CountCache {
     const cached = this.entries.get(key);
     if (cached && cached.expiresAt > now) {
       if (now >= cached.refreshFrom && !cached.recountStarted && !this.inFlight.has(key)) {
-        cached.recountStarted = true;
-        this.refreshAhead(key, recount, cached.expiresAt - cached.refreshFrom);
+        this.refreshAhead(key, cached, recount);
       }
       return cached.value;
     }
+    if (cached?.recounting && now < cached.expiresAt + this.recountTimeoutMs) return cached.value;
 
     const running = this.inFlight.get(key);
     if (running) return running;
@@ -102,12 +110,16 @@ export class CountCache {
     return promise;
   }
 
-  private refreshAhead(key: string, recount: () => Promise<ListingTotal>, windowMs: number): void {
+  private refreshAhead(key: string, entry: Entry, recount: () => Promise<ListingTotal>): void {
+    entry.recountStarted = true;
+    entry.recounting = true;
     // A total another instance published counts as new only with more than the window left.
-    this.run(key, recount, windowMs).catch((error: Error) => {
-      // The cached total stays until its time; after that requests count (and see the error).
-      this.logger.warn(`Recounting a listing total ahead of its expiry failed: ${error.message}`);
-    });
+    this.run(key, recount, entry.expiresAt - entry.refreshFrom)
+      .catch((error: Error) => {
+        // The cached total stays until its time; after that requests count (and see the error).
+        this.logger.warn(`Recounting a listing total ahead of its expiry failed: ${error.message}`);
+      })
+      .finally(() => (entry.recounting = false));
   }
 
   private async counted(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
@@ -211,6 +223,7 @@ export class CountCache {
       expiresAt,
       refreshFrom: expiresAt - windowMs,
       recountStarted: false,
+      recounting: false,
     });
   }
 }

@@ -11,6 +11,8 @@ import { Page } from './page';
 @Injectable()
 export class ListingPager {
   private readonly options: PageOptions;
+  /** A total's recount in the background: no request waits for it, so it may take longer. */
+  private readonly recountOptions: PageOptions;
 
   constructor(
     private readonly counts: CountCache,
@@ -19,6 +21,10 @@ export class ListingPager {
     this.options = {
       statementTimeoutMs: config.database.statementTimeoutMs,
       preparedStatements: config.database.preparedStatements > 0,
+    };
+    this.recountOptions = {
+      ...this.options,
+      statementTimeoutMs: config.countCacheRecountTimeoutMs,
     };
   }
 
@@ -38,10 +44,11 @@ export class ListingPager {
       countedWithPage = result.items;
       return result.total;
     };
-    // A recount in the background has no request waiting for a page: it counts only.
+    // A recount in the background has no request waiting for a page: it counts only, under the
+    // recount's own time limit. (A keyset total is counted on the request's path, in parts.)
     const recount = keyset
       ? () => this.countKeyset(repository, keyset)
-      : () => repository.count(criteria, this.options);
+      : () => repository.count(criteria, this.recountOptions);
     const counted = await this.counts.get(key, keyset ? recount : countWithPage, recount);
     // A page past the end is answered without walking the index to its end.
     const items =

@@ -1,4 +1,5 @@
 import type { DataSource, QueryRunner } from 'typeorm';
+import { CLIENT_BOUND_MARGIN_MS } from '../../database/app-data-source-options';
 
 type Flavor = 'mariadb' | 'mysql' | 'sqlite';
 
@@ -36,13 +37,14 @@ function flavorOf(dataSource: DataSource): Promise<Flavor> {
   return flavor;
 }
 
-/** What a mysql2 pool connection offers for running a prepared statement. */
-interface PreparingConnection {
-  execute(
-    sql: string,
-    values: unknown[],
-    callback: (error: Error | null, rows: unknown) => void,
-  ): unknown;
+type StatementCallback = (error: Error | null, rows: unknown) => void;
+
+/** What StatementLimit uses of a mysql2 pool connection. */
+interface MysqlConnection {
+  /** A prepared statement (prepared once, kept in the connection's statement cache). */
+  execute(sql: string, values: unknown[], callback: StatementCallback): unknown;
+  /** A statement sent as text. */
+  query(sql: string, values: unknown[], callback: StatementCallback): unknown;
   destroy(): void;
 }
 
@@ -69,6 +71,11 @@ export class StatementLimit {
   private readonly timeoutMs: number;
   private readonly prepared: boolean;
   /** The client-side bound TypeORM gives `runner.query` (`enableQueryTimeout`), in ms; 0 = none. */
+  private readonly dataSourceBoundMs: number;
+  /**
+   * This limit's own client-side bound: the data source's, or longer when the statement limit is
+   * (a total's recount in the background): the client must not give up before the server would.
+   */
   private readonly clientBoundMs: number;
 
   private constructor(
@@ -82,7 +89,11 @@ export class StatementLimit {
       enableQueryTimeout?: boolean;
       maxQueryExecutionTime?: number;
     };
-    this.clientBoundMs = enableQueryTimeout ? (maxQueryExecutionTime ?? 0) : 0;
+    this.dataSourceBoundMs = enableQueryTimeout ? (maxQueryExecutionTime ?? 0) : 0;
+    this.clientBoundMs =
+      this.dataSourceBoundMs > 0
+        ? Math.max(this.dataSourceBoundMs, this.timeoutMs + CLIENT_BOUND_MARGIN_MS)
+        : 0;
   }
 
   static async for(dataSource: DataSource, options: StatementOptions): Promise<StatementLimit> {
@@ -92,23 +103,34 @@ export class StatementLimit {
   /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
   async run<T>(runner: QueryRunner, statement: Statement): Promise<T[]> {
     const [sql, parameters] = expandStatement(this.dataSource, statement);
-    if (this.prepared) return this.execute<T>(runner, this.limited(sql), parameters);
+    if (this.prepared) return this.send<T>(runner, 'execute', this.limited(sql), parameters);
+    // TypeORM holds `runner.query` to the data source's bound, which a longer limit would outlive.
+    if (this.clientBoundMs > this.dataSourceBoundMs) {
+      return this.send<T>(runner, 'query', this.limited(sql), parameters);
+    }
     return runner.query(this.limited(sql), parameters) as Promise<T[]>;
   }
 
   /**
-   * Runs `sql` as a prepared statement on the runner's connection. The server parses and plans a
+   * Runs `sql` on the runner's connection under this limit's client-side bound: as a prepared
+   * statement (`execute`) or as text (`query`). Prepared, the server parses and plans a
    * statement once per connection instead of once per request: on the bench's first pages that
    * took a sixth to a fifth off the database's CPU time per request (README, Performance). Its
    * text must therefore repeat: values travel as parameters, LIMIT and OFFSET included.
    *
-   * TypeORM's `runner.query` would bound the wait on the client (`enableQueryTimeout`); mysql2's
-   * `execute` bounds only the execution, not the preparing, so the bound is kept here: past it, the
-   * connection is dropped (a silent server would otherwise hold it, and the request, for good) and
-   * the error is the one mysql2 gives for a query timeout, which answers 503.
+   * The client-side bound is kept here: mysql2's `execute` bounds only the execution, not the
+   * preparing, and TypeORM's `runner.query` (`enableQueryTimeout`) would hold a recount, whose
+   * limit is longer, to the requests' bound. Past it, the connection is dropped (a silent server
+   * would otherwise hold it, and the request, for good) and the error is the one mysql2 gives for
+   * a query timeout, which answers 503.
    */
-  private async execute<T>(runner: QueryRunner, sql: string, parameters: unknown[]): Promise<T[]> {
-    const connection = (await runner.connect()) as PreparingConnection;
+  private async send<T>(
+    runner: QueryRunner,
+    method: 'execute' | 'query',
+    sql: string,
+    parameters: unknown[],
+  ): Promise<T[]> {
+    const connection = (await runner.connect()) as MysqlConnection;
     const bound = this.clientBoundMs;
     return new Promise<T[]>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
@@ -121,7 +143,7 @@ export class StatementLimit {
           reject(Object.assign(new Error('Query inactivity timeout'), QUERY_TIMEOUT));
         }, bound);
       }
-      connection.execute(sql, parameters, (error, rows) => {
+      connection[method](sql, parameters, (error, rows) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);

@@ -1,0 +1,101 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import { StatementLimit } from './statement-limit';
+
+/**
+ * The client-side bound of a statement: the requests' (TypeORM's `maxQueryExecutionTime`, the
+ * server's limit + 2 s), or longer for a limit that is longer (a total's recount in the
+ * background), so that the client never gives up on a statement the server still allows.
+ */
+describe('StatementLimit, client-side bound', () => {
+  const REQUEST_LIMIT_MS = 5000;
+  const DATA_SOURCE_BOUND_MS = REQUEST_LIMIT_MS + 2000;
+
+  const mariadb = () =>
+    ({
+      options: {
+        type: 'mysql',
+        enableQueryTimeout: true,
+        maxQueryExecutionTime: DATA_SOURCE_BOUND_MS,
+      },
+      query: async () => [{ version: '10.11.19-MariaDB' }],
+      driver: {
+        escapeQueryWithParameters: (sql: string, params: Record<string, unknown>) => [
+          sql,
+          Object.values(params),
+        ],
+      },
+      logger: { logQuerySlow: jest.fn() },
+    }) as unknown as DataSource;
+
+  /** A connection whose server never answers. */
+  const silentConnection = () => ({ execute: jest.fn(), query: jest.fn(), destroy: jest.fn() });
+  const runnerOn = (connection: ReturnType<typeof silentConnection>) =>
+    ({
+      connect: async () => connection,
+      query: jest.fn(() => new Promise(() => undefined)),
+    }) as unknown as QueryRunner & { query: jest.Mock };
+
+  const count = { sql: 'SELECT COUNT(*) AS total FROM `t` t', params: {} };
+
+  /** When (in ms of the fake clock) the statement was given up on, or undefined if it was not. */
+  async function givenUpAt(run: Promise<unknown>, untilMs: number): Promise<number | undefined> {
+    let failedAt: number | undefined;
+    const started = Date.now();
+    run.catch((error: { code?: string }) => {
+      expect(error.code).toBe('PROTOCOL_SEQUENCE_TIMEOUT');
+      failedAt = Date.now() - started;
+    });
+    for (let at = 0; at < untilMs && failedAt === undefined; at += 500) {
+      await jest.advanceTimersByTimeAsync(500);
+    }
+    return failedAt;
+  }
+
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it("holds a request's prepared statement to the data source's bound", async () => {
+    const connection = silentConnection();
+    const limit = await StatementLimit.for(mariadb(), {
+      timeoutMs: REQUEST_LIMIT_MS,
+      prepared: true,
+    });
+    expect(await givenUpAt(limit.run(runnerOn(connection), count), 30_000)).toBe(
+      DATA_SOURCE_BOUND_MS,
+    );
+    expect(connection.destroy).toHaveBeenCalled();
+  });
+
+  it("gives a recount's longer limit a longer bound: its own limit + 2 s, prepared or as text", async () => {
+    for (const prepared of [true, false]) {
+      const connection = silentConnection();
+      const runner = runnerOn(connection);
+      const limit = await StatementLimit.for(mariadb(), { timeoutMs: 20_000, prepared });
+      expect(await givenUpAt(limit.run(runner, count), 30_000)).toBe(22_000);
+      const sent = prepared ? connection.execute : connection.query;
+      expect(sent).toHaveBeenCalledWith(
+        'SET STATEMENT max_statement_time=20 FOR SELECT COUNT(*) AS total FROM `t` t',
+        [],
+        expect.any(Function),
+      );
+      // Not through TypeORM's runner.query, which would give up at the requests' bound.
+      expect(runner.query).not.toHaveBeenCalled();
+    }
+  });
+
+  it("sends a request's text statements through TypeORM, which bounds them itself", async () => {
+    const connection = silentConnection();
+    const runner = runnerOn(connection);
+    const limit = await StatementLimit.for(mariadb(), {
+      timeoutMs: REQUEST_LIMIT_MS,
+      prepared: false,
+    });
+    void limit.run(runner, count);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(runner.query).toHaveBeenCalledWith(
+      'SET STATEMENT max_statement_time=5 FOR SELECT COUNT(*) AS total FROM `t` t',
+      [],
+    );
+    expect(connection.query).not.toHaveBeenCalled();
+  });
+});
