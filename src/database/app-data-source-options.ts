@@ -4,9 +4,13 @@ import type { AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
 
 /** How much longer than the server-side statement limit the client waits before giving up. */
-export const CLIENT_BOUND_MARGIN_MS = 2000;
-/** The bound when DB_STATEMENT_TIMEOUT_MS is 0 (no server-side limit). */
+const MARGIN_MS = 2000;
+/** The bound when there is no server-side limit (DB_STATEMENT_TIMEOUT_MS=0). */
 const WITHOUT_STATEMENT_LIMIT_MS = 60_000;
+
+/** How long the client waits for a statement the server cuts off after `limitMs` (0 = never). */
+export const clientBoundFor = (limitMs: number): number =>
+  limitMs > 0 ? limitMs + MARGIN_MS : WITHOUT_STATEMENT_LIMIT_MS;
 
 /**
  * The app's TypeORM options: the shared ones plus what only the serving process wants.
@@ -24,11 +28,10 @@ export function buildAppDataSourceOptions(config: AppConfig): DataSourceOptions 
     logger: new DatabaseLogger(),
   };
   if (options.type !== 'mysql') return options;
-  const limit = config.database.statementTimeoutMs;
   return {
     ...options,
     enableQueryTimeout: true,
-    maxQueryExecutionTime: limit > 0 ? limit + CLIENT_BOUND_MARGIN_MS : WITHOUT_STATEMENT_LIMIT_MS,
+    maxQueryExecutionTime: clientBoundFor(config.database.statementTimeoutMs),
   };
 }
 

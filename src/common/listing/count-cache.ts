@@ -10,10 +10,11 @@ interface Entry {
   expiresAt: number;
   /** When its refresh-ahead window opens. */
   refreshFrom: number;
-  /** Its recount ahead of expiry has started: one attempt per entry, whatever comes of it. */
-  recountStarted: boolean;
-  /** That recount is still running: until it ends, the total is served past its time too. */
-  recounting: boolean;
+  /**
+   * Its recount ahead of expiry: one attempt per entry, whatever comes of it. While it is
+   * running, the total is served past its time too.
+   */
+  recount: 'not started' | 'running' | 'ended';
 }
 
 /** How long one instance may hold the right to count a key before others count it themselves. */
@@ -85,12 +86,18 @@ export class CountCache {
     const now = Date.now();
     const cached = this.entries.get(key);
     if (cached && cached.expiresAt > now) {
-      if (now >= cached.refreshFrom && !cached.recountStarted && !this.inFlight.has(key)) {
+      if (
+        now >= cached.refreshFrom &&
+        cached.recount === 'not started' &&
+        !this.inFlight.has(key)
+      ) {
         this.refreshAhead(key, cached, recount);
       }
       return cached.value;
     }
-    if (cached?.recounting && now < cached.expiresAt + this.recountTimeoutMs) return cached.value;
+    if (cached?.recount === 'running' && now < cached.expiresAt + this.recountTimeoutMs) {
+      return cached.value;
+    }
 
     const running = this.inFlight.get(key);
     if (running) return running;
@@ -111,15 +118,14 @@ export class CountCache {
   }
 
   private refreshAhead(key: string, entry: Entry, recount: () => Promise<ListingTotal>): void {
-    entry.recountStarted = true;
-    entry.recounting = true;
+    entry.recount = 'running';
     // A total another instance published counts as new only with more than the window left.
     this.run(key, recount, entry.expiresAt - entry.refreshFrom)
       .catch((error: Error) => {
         // The cached total stays until its time; after that requests count (and see the error).
         this.logger.warn(`Recounting a listing total ahead of its expiry failed: ${error.message}`);
       })
-      .finally(() => (entry.recounting = false));
+      .finally(() => (entry.recount = 'ended'));
   }
 
   private async counted(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
@@ -222,8 +228,7 @@ export class CountCache {
       value,
       expiresAt,
       refreshFrom: expiresAt - windowMs,
-      recountStarted: false,
-      recounting: false,
+      recount: 'not started',
     });
   }
 }

@@ -1,5 +1,5 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { CLIENT_BOUND_MARGIN_MS } from '../../database/app-data-source-options';
+import { clientBoundFor } from '../../database/app-data-source-options';
 
 type Flavor = 'mariadb' | 'mysql' | 'sqlite';
 
@@ -92,7 +92,7 @@ export class StatementLimit {
     this.dataSourceBoundMs = enableQueryTimeout ? (maxQueryExecutionTime ?? 0) : 0;
     this.clientBoundMs =
       this.dataSourceBoundMs > 0
-        ? Math.max(this.dataSourceBoundMs, this.timeoutMs + CLIENT_BOUND_MARGIN_MS)
+        ? Math.max(this.dataSourceBoundMs, clientBoundFor(this.timeoutMs))
         : 0;
   }
 
