@@ -47,9 +47,9 @@ describe('request objects (StablePrototypeExpressAdapter)', () => {
     expect(arrived[0].prototypes[1]).toBe(express.response);
   });
 
-  it('share one hidden class between requests of a route once handled (V8)', async () => {
+  it('share one hidden class between requests of a route once handled, with fast properties (V8)', async () => {
     setFlagsFromString('--allow-natives-syntax');
-    // Compiled after the flag is set, so V8 accepts its intrinsic.
+    // Compiled after the flag is set, so V8 accepts its intrinsics.
     // An object whose hidden class V8 deprecated since (a field's type generalized, say when some
     // request of another test held a value of another kind there) moves to the current one first.
     const haveSameMap = new Function(
@@ -57,11 +57,21 @@ describe('request objects (StablePrototypeExpressAdapter)', () => {
       'b',
       '%TryMigrateInstance(a); %TryMigrateInstance(b); return %HaveSameMap(a, b)',
     ) as (a: object, b: object) => boolean;
+    // Dictionary mode: V8 keeps the object's properties in a hash table, and a hidden class of a
+    // dictionary-mode object says nothing about its fields (two of them may even share one).
+    const hasFastProperties = new Function('a', 'return %HasFastProperties(a)') as (
+      a: object,
+    ) => boolean;
     // The first requests may still generalize field representations; the later ones are stable.
     for (let i = 0; i < 6; i++) {
       await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
     }
     await Promise.all(arrived.map((exchange) => exchange.closed));
+    const modes = arrived.map(
+      ({ request, response }) =>
+        `${hasFastProperties(request) ? 'fast' : 'dictionary'}/${hasFastProperties(response) ? 'fast' : 'dictionary'}`,
+    );
+    expect(modes).toEqual(arrived.map(() => 'fast/fast'));
     const [previous, last] = arrived.slice(-2);
     expect(haveSameMap(previous.request, last.request)).toBe(true);
     expect(haveSameMap(previous.response, last.response)).toBe(true);
