@@ -103,10 +103,11 @@ export class StatementLimit {
   /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
   async run<T>(runner: QueryRunner, statement: Statement): Promise<T[]> {
     const [sql, parameters] = expandStatement(this.dataSource, statement);
-    if (this.prepared) return this.send<T>(runner, 'execute', this.limited(sql), parameters);
-    // TypeORM holds `runner.query` to the data source's bound, which a longer limit would outlive.
-    if (this.clientBoundMs > this.dataSourceBoundMs) {
-      return this.send<T>(runner, 'query', this.limited(sql), parameters);
+    // TypeORM's `runner.query` bounds a text statement by the data source's bound; anything else
+    // (a prepared statement, or a limit longer than the requests') is bounded in `send`.
+    if (this.prepared || this.clientBoundMs !== this.dataSourceBoundMs) {
+      const method = this.prepared ? 'execute' : 'query';
+      return this.send<T>(runner, method, this.limited(sql), parameters);
     }
     return runner.query(this.limited(sql), parameters) as Promise<T[]>;
   }
