@@ -102,14 +102,14 @@ export class StatementLimit {
 
   /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
   async run<T>(runner: QueryRunner, statement: Statement): Promise<T[]> {
-    const [sql, parameters] = expandStatement(this.dataSource, statement);
+    const [expanded, parameters] = expandStatement(this.dataSource, statement);
+    const sql = this.limited(expanded);
     // TypeORM's `runner.query` bounds a text statement by the data source's bound; anything else
     // (a prepared statement, or a limit longer than the requests') is bounded in `send`.
-    if (this.prepared || this.clientBoundMs !== this.dataSourceBoundMs) {
-      const method = this.prepared ? 'execute' : 'query';
-      return this.send<T>(runner, method, this.limited(sql), parameters);
+    if (!this.prepared && this.clientBoundMs === this.dataSourceBoundMs) {
+      return runner.query(sql, parameters) as Promise<T[]>;
     }
-    return runner.query(this.limited(sql), parameters) as Promise<T[]>;
+    return this.send<T>(runner, this.prepared ? 'execute' : 'query', sql, parameters);
   }
 
   /**
