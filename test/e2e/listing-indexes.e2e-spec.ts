@@ -182,6 +182,55 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('reads a short walk along the primary key straight, without the deferred join', async () => {
+    const plan = async (
+      repository: ListingRepository<{ id: number }>,
+      dto: Type<unknown>,
+      params: Record<string, string>,
+      offset: number,
+      limit: number,
+    ) => {
+      const query = pipe.transform(params, { type: 'query', metatype: dto }) as ListingQuery;
+      const criteria = buildCriteria(repository.definition, query, platform);
+      const statements = repository.describeQueries(criteria, offset, limit);
+      const page = statements.find((statement) => statement.name === 'page')!;
+      const rows: Record<string, unknown>[] = await kit.dataSource.query(
+        `${mysql ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} ${page.sql}`,
+        page.params,
+      );
+      return {
+        names: statements.map((statement) => statement.name),
+        // MySQL/MariaDB: table and key of each row; SQLite: the plan's lines.
+        steps: rows.map((row) =>
+          mysql ? `${String(row.table)} ${String(row.key)}` : String(row.detail),
+        ),
+      };
+    };
+    const activities = kit.app.get(LoginActivitiesRepository);
+    const dto = ListLoginActivitiesQueryDto;
+    const primaryKeyWalk = mysql ? ['t PRIMARY'] : [expect.stringMatching(/^(SCAN|SEARCH) t\b/)];
+    for (const [params, offset, limit] of [
+      [{}, 0, 100],
+      [{}, 100, 100],
+      [{ after_id: '3000' }, 0, 20],
+      [{ before_id: '3000', sort: '-id' }, 0, 20],
+    ] as const) {
+      const { names, steps } = await plan(activities, dto, params, offset, limit);
+      expect({ params, names, steps }).toEqual({
+        params,
+        names: ['count', 'page'],
+        steps: primaryKeyWalk,
+      });
+    }
+    // Deeper, filtered, sorted otherwise, or joined: the page's ids are walked first.
+    const deferred = ['count', 'page ids', 'page'];
+    expect((await plan(activities, dto, {}, 200, 20)).names).toEqual(deferred);
+    expect((await plan(activities, dto, { success: 'false' }, 0, 20)).names).toEqual(deferred);
+    expect((await plan(activities, dto, { sort: '-created_at' }, 0, 20)).names).toEqual(deferred);
+    const users = kit.app.get(UsersRepository);
+    expect((await plan(users, ListUsersQueryDto, {}, 0, 20)).names).toEqual(deferred);
+  });
+
   it('reverts and re-applies its migration cleanly', async () => {
     const indexNames = async (table: string): Promise<string[]> => {
       const rows: { Key_name?: string; name?: string }[] = await kit.dataSource.query(

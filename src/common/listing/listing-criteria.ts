@@ -12,6 +12,8 @@ export interface Condition {
    */
   sqliteSql?: string;
   params: Record<string, unknown>;
+  /** A bound on `t.id` alone (`after_id`, `before_id`): a range of the primary key. */
+  idRange?: true;
 }
 
 /** What to select, independent of which page: the filters, the scope and the order. */
@@ -80,10 +82,18 @@ export function buildCriteria(
     }
   }
   if (query.after_id !== undefined) {
-    conditions.push({ sql: 't.id > :after_id', params: { after_id: query.after_id } });
+    conditions.push({
+      sql: 't.id > :after_id',
+      params: { after_id: query.after_id },
+      idRange: true,
+    });
   }
   if (query.before_id !== undefined) {
-    conditions.push({ sql: 't.id < :before_id', params: { before_id: query.before_id } });
+    conditions.push({
+      sql: 't.id < :before_id',
+      params: { before_id: query.before_id },
+      idRange: true,
+    });
   }
   return { conditions, sortColumn, direction };
 }

@@ -43,6 +43,8 @@ type RawRow = Record<string, unknown>;
  * The SQL every listing shares, written out as text (no query builder on the request path). A
  * page is one statement: a derived table walks the listing's own table for the page's ids alone
  * (an index walk, no joins), and only those rows are then joined and read (a deferred join).
+ * A short walk along the primary key of a listing without joins is read straight instead
+ * (`readsStraight`).
  *
  * A page in the far half of the listing is read from the other end (the order reversed, the
  * offset counted from the end), so no page walks more than half the index. Counting from the end
@@ -137,6 +139,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<TItem[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
+    if (!fromEnd && this.readsStraight(criteria, offset, limit)) {
+      const rows = await statementLimit.run<RawRow>(
+        runner,
+        this.straightPageStatement(criteria, offset, limit),
+      );
+      return rows.map((row) => this.toItem(row));
+    }
     const end = Math.min(total, offset + limit);
     // Unfiltered in id order, the narrow id index is the cheapest walk; the optimizer prefers the
     // primary key, which holds whole rows.
@@ -218,8 +227,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const ids = this.pageIdsStatement(criteria, 'forward', { offset, limit });
     return [
       ['count', this.countStatement(criteria)] as const,
-      ['page ids', ids] as const,
-      ['page', this.pageStatement(criteria, ids)] as const,
+      ...(this.readsStraight(criteria, offset, limit)
+        ? [['page', this.straightPageStatement(criteria, offset, limit)] as const]
+        : [['page ids', ids] as const, ['page', this.pageStatement(criteria, ids)] as const]),
     ].map(([name, statement]) => {
       const [sql, params] = expandStatement(this.dataSource, statement);
       return { name, sql, params };
@@ -255,6 +265,42 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
+  /**
+   * Whether a page is read straight from the listing's own table, without the deferred join: a
+   * short walk (the first rows of the listing, or of a keyset step) along the primary key itself,
+   * of a listing that joins nothing. The primary key holds the rows, so walking it reads each row
+   * once, where the deferred join walks the id index, materializes the ids and looks each row up
+   * again: MariaDB spent 100-180 µs on the first 100 rows read straight against 250-420 µs
+   * through the derived table, and the two were even at about 500 rows. Joins stay deferred:
+   * with them in the statement the optimizer may start from the joined table and sort
+   * (a 0.7 s plan for the first 20 users).
+   */
+  private readsStraight(criteria: ListingCriteria, offset: number, limit: number): boolean {
+    const { joins = [], select = [] } = this.itemQuery;
+    return (
+      criteria.sortColumn === 'id' &&
+      offset + limit <= STRAIGHT_WALK_ROWS &&
+      joins.length === 0 &&
+      select.length === 0 &&
+      criteria.conditions.every((condition) => condition.idRange)
+    );
+  }
+
+  /** A page read straight from the primary key (see `readsStraight`). */
+  private straightPageStatement(
+    criteria: ListingCriteria,
+    offset: number,
+    limit: number,
+  ): Statement {
+    const { where, params } = this.where(criteria);
+    return {
+      sql:
+        `SELECT ${this.itemSql().straightOutput} FROM \`${this.definition.table}\` t${where}` +
+        ` ORDER BY t.id ${criteria.direction} LIMIT :page_limit OFFSET :page_offset`,
+      params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
+    };
+  }
+
   /** The page's rows, joined for the ids `ids` selects, in the listing's order. */
   private pageStatement(criteria: ListingCriteria, ids: Statement): Statement {
     const { output, joins } = this.itemSql();
@@ -267,20 +313,23 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  private itemSqlText?: { output: string; joins: string };
+  private itemSqlText?: { output: string; straightOutput: string; joins: string };
 
-  /** `itemQuery` as SQL text: the same for every page, so written once (lazily: subclasses set it). */
-  private itemSql(): { output: string; joins: string } {
+  /**
+   * `itemQuery` as SQL text: the same for every page, so written once (lazily: subclasses set
+   * it). `straightOutput`: the own table's columns under the alias `t` (a straight read).
+   */
+  private itemSql(): { output: string; straightOutput: string; joins: string } {
     if (!this.itemSqlText) {
       const { columns, timestamps = [], select = [], joins = [] } = this.itemQuery;
-      const output = [
-        ...columns.map((column) => `x.${column} AS ${column}`),
+      const ownColumns = (alias: string) => [
+        ...columns.map((column) => `${alias}.${column} AS ${column}`),
         // CHAR: text on MySQL/MariaDB, TEXT affinity on SQLite.
-        ...timestamps.map((column) => `CAST(x.${column} AS CHAR) AS ${column}`),
-        ...select,
+        ...timestamps.map((column) => `CAST(${alias}.${column} AS CHAR) AS ${column}`),
       ];
       this.itemSqlText = {
-        output: output.join(', '),
+        output: [...ownColumns('x'), ...select].join(', '),
+        straightOutput: ownColumns('t').join(', '),
         joins: joins.map((join) => ` ${join}`).join(''),
       };
     }
@@ -302,6 +351,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.dataSource.options.type === 'mysql';
   }
 }
+
+/** The most rows a straight read walks (`readsStraight`): past it the deferred join is cheaper. */
+const STRAIGHT_WALK_ROWS = 200;
 
 const orderBy = (alias: string, column: string, direction: SortDirection): string =>
   column === 'id'
