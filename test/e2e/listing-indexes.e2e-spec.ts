@@ -77,6 +77,17 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       .filter((detail) => !(walksPrimaryKey && detail === 'SCAN t'));
   }
 
+  /** The criteria of one request: its query parameters, validated, under an organization scope. */
+  function criteriaFor(
+    repository: ListingRepository<{ id: number }>,
+    dto: Type<unknown>,
+    params: Record<string, string>,
+    organizationId: number | null,
+  ) {
+    const query = pipe.transform(params, { type: 'query', metatype: dto }) as ListingQuery;
+    return buildCriteria(repository.definition, query, { ...platform, organizationId });
+  }
+
   /** The statements of one request that read a table without an index, described. */
   async function unindexed(
     repository: ListingRepository<{ id: number }>,
@@ -84,9 +95,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     params: Record<string, string>,
     organizationId: number | null,
   ): Promise<string[]> {
-    const query = pipe.transform(params, { type: 'query', metatype: dto }) as ListingQuery;
-    const principal = { ...platform, organizationId };
-    const criteria = buildCriteria(repository.definition, query, principal);
+    const criteria = criteriaFor(repository, dto, params, organizationId);
     const problems: string[] = [];
     for (const statement of repository.describeQueries(criteria, 40, 20)) {
       const scans = await fullScans(statement.sql, statement.params);
@@ -190,8 +199,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       offset: number,
       limit: number,
     ) => {
-      const query = pipe.transform(params, { type: 'query', metatype: dto }) as ListingQuery;
-      const criteria = buildCriteria(repository.definition, query, platform);
+      const criteria = criteriaFor(repository, dto, params, null);
       const statements = repository.describeQueries(criteria, offset, limit);
       const page = statements.find((statement) => statement.name === 'page')!;
       const rows: Record<string, unknown>[] = await kit.dataSource.query(

@@ -44,7 +44,7 @@ type RawRow = Record<string, unknown>;
  * page is one statement: a derived table walks the listing's own table for the page's ids alone
  * (an index walk, no joins), and only those rows are then joined and read (a deferred join).
  * A short walk along the primary key of a listing without joins is read straight instead
- * (`readsStraight`).
+ * (`straightPageStatement`).
  *
  * A page in the far half of the listing is read from the other end (the order reversed, the
  * offset counted from the end), so no page walks more than half the index. Counting from the end
@@ -139,13 +139,26 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<TItem[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
-    if (!fromEnd && this.readsStraight(criteria, offset, limit)) {
-      const rows = await statementLimit.run<RawRow>(
-        runner,
-        this.straightPageStatement(criteria, offset, limit),
+    const statement =
+      (fromEnd ? undefined : this.straightPageStatement(criteria, offset, limit)) ??
+      this.pageStatement(
+        criteria,
+        await this.pageIdsStatement(runner, statementLimit, criteria, offset, limit, total),
       );
-      return rows.map((row) => this.toItem(row));
-    }
+    const rows = await statementLimit.run<RawRow>(runner, statement);
+    return rows.map((row) => this.toItem(row));
+  }
+
+  /** The page's ids (for the deferred join), walked from whichever end is nearer. */
+  private async pageIdsStatement(
+    runner: QueryRunner,
+    statementLimit: StatementLimit,
+    criteria: ListingCriteria,
+    offset: number,
+    limit: number,
+    total: number,
+  ): Promise<Statement> {
+    const fromEnd = walksFromEnd(offset, limit, total);
     const end = Math.min(total, offset + limit);
     // Unfiltered in id order, the narrow id index is the cheapest walk; the optimizer prefers the
     // primary key, which holds whole rows.
@@ -153,14 +166,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       criteria.conditions.length === 0 && criteria.sortColumn === 'id'
         ? await statementLimit.narrowIdIndex(runner, this.definition.table)
         : undefined;
-    const ids = this.pageIdsStatement(
+    return this.walkStatement(
       criteria,
+      't.id AS id',
       fromEnd ? 'from end' : 'forward',
       fromEnd ? { offset: total - end, limit: end - offset } : { offset, limit },
       idIndex,
     );
-    const rows = await statementLimit.run<RawRow>(runner, this.pageStatement(criteria, ids));
-    return rows.map((row) => this.toItem(row));
   }
 
   /** A full count of the listing (what the count cache saves). */
@@ -224,11 +236,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     offset: number,
     limit: number,
   ): { name: string; sql: string; params: unknown[] }[] {
-    const ids = this.pageIdsStatement(criteria, 'forward', { offset, limit });
+    const straight = this.straightPageStatement(criteria, offset, limit);
+    const ids = this.walkStatement(criteria, 't.id AS id', 'forward', { offset, limit });
     return [
       ['count', this.countStatement(criteria)] as const,
-      ...(this.readsStraight(criteria, offset, limit)
-        ? [['page', this.straightPageStatement(criteria, offset, limit)] as const]
+      ...(straight
+        ? [['page', straight] as const]
         : [['page ids', ids] as const, ['page', this.pageStatement(criteria, ids)] as const]),
     ].map(([name, statement]) => {
       const [sql, params] = expandStatement(this.dataSource, statement);
@@ -244,9 +257,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  /** The ids of one stretch of the listing, in walk order (`from end`: the order reversed). */
-  private pageIdsStatement(
+  /**
+   * `output` (the ids, or a straight read's columns) of one stretch of the listing's own table, in
+   * walk order (`from end`: the order reversed).
+   */
+  private walkStatement(
     criteria: ListingCriteria,
+    output: string,
     walk: 'forward' | 'from end',
     { offset, limit }: { offset: number; limit: number },
     forceIndex?: string,
@@ -257,7 +274,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const hint = forceIndex ? ` FORCE INDEX (\`${forceIndex}\`)` : '';
     return {
       sql:
-        `SELECT t.id AS id FROM \`${this.definition.table}\` t${hint}${where}` +
+        `SELECT ${output} FROM \`${this.definition.table}\` t${hint}${where}` +
         ` ORDER BY ${orderBy('t', criteria.sortColumn, direction)}` +
         // Parameters, not literals: every page of a walk then runs one and the same statement.
         ' LIMIT :page_limit OFFSET :page_offset',
@@ -266,39 +283,28 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /**
-   * Whether a page is read straight from the listing's own table, without the deferred join: a
+   * The page read straight from the listing's own table, without the deferred join, when it is a
    * short walk (the first rows of the listing, or of a keyset step) along the primary key itself,
-   * of a listing that joins nothing. The primary key holds the rows, so walking it reads each row
-   * once, where the deferred join walks the id index, materializes the ids and looks each row up
-   * again: MariaDB spent 100-180 µs on the first 100 rows read straight against 250-420 µs
-   * through the derived table, and the two were even at about 500 rows. Joins stay deferred:
-   * with them in the statement the optimizer may start from the joined table and sort
-   * (a 0.7 s plan for the first 20 users).
+   * of a listing that joins nothing; otherwise undefined. The primary key holds the rows, so
+   * walking it reads each row once, where the deferred join walks the id index, materializes the
+   * ids and looks each row up again: MariaDB spent 100-180 µs on the first 100 rows read straight
+   * against 250-420 µs through the derived table, and the two were even at about 500 rows. Joins
+   * stay deferred: with them in the statement the optimizer may start from the joined table and
+   * sort (a 0.7 s plan for the first 20 users).
    */
-  private readsStraight(criteria: ListingCriteria, offset: number, limit: number): boolean {
-    const { joins = [], select = [] } = this.itemQuery;
-    return (
-      criteria.sortColumn === 'id' &&
-      offset + limit <= STRAIGHT_WALK_ROWS &&
-      joins.length === 0 &&
-      select.length === 0 &&
-      criteria.conditions.every((condition) => condition.idRange)
-    );
-  }
-
-  /** A page read straight from the primary key (see `readsStraight`). */
   private straightPageStatement(
     criteria: ListingCriteria,
     offset: number,
     limit: number,
-  ): Statement {
-    const { where, params } = this.where(criteria);
-    return {
-      sql:
-        `SELECT ${this.itemSql().straightOutput} FROM \`${this.definition.table}\` t${where}` +
-        ` ORDER BY t.id ${criteria.direction} LIMIT :page_limit OFFSET :page_offset`,
-      params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
-    };
+  ): Statement | undefined {
+    const { straightOutput } = this.itemSql();
+    const short =
+      criteria.sortColumn === 'id' &&
+      offset + limit <= STRAIGHT_WALK_ROWS &&
+      criteria.conditions.every((condition) => condition.idRange);
+    return straightOutput && short
+      ? this.walkStatement(criteria, straightOutput, 'forward', { offset, limit })
+      : undefined;
   }
 
   /** The page's rows, joined for the ids `ids` selects, in the listing's order. */
@@ -313,13 +319,14 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  private itemSqlText?: { output: string; straightOutput: string; joins: string };
+  private itemSqlText?: { output: string; straightOutput?: string; joins: string };
 
   /**
    * `itemQuery` as SQL text: the same for every page, so written once (lazily: subclasses set
-   * it). `straightOutput`: the own table's columns under the alias `t` (a straight read).
+   * it). `straightOutput`: the own table's columns under the alias `t`, for a straight read; only
+   * for a listing that selects nothing else and joins nothing.
    */
-  private itemSql(): { output: string; straightOutput: string; joins: string } {
+  private itemSql(): { output: string; straightOutput?: string; joins: string } {
     if (!this.itemSqlText) {
       const { columns, timestamps = [], select = [], joins = [] } = this.itemQuery;
       const ownColumns = (alias: string) => [
@@ -329,7 +336,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       ];
       this.itemSqlText = {
         output: [...ownColumns('x'), ...select].join(', '),
-        straightOutput: ownColumns('t').join(', '),
+        straightOutput:
+          joins.length === 0 && select.length === 0 ? ownColumns('t').join(', ') : undefined,
         joins: joins.map((join) => ` ${join}`).join(''),
       };
     }
@@ -352,7 +360,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 }
 
-/** The most rows a straight read walks (`readsStraight`): past it the deferred join is cheaper. */
+/** The most rows a straight read walks (`straightPageStatement`): past it the deferred join is cheaper. */
 const STRAIGHT_WALK_ROWS = 200;
 
 const orderBy = (alias: string, column: string, direction: SortDirection): string =>
