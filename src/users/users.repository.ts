@@ -11,8 +11,10 @@ export class UsersRepository extends ListingRepository<UserView> {
   protected readonly itemQuery = {
     columns: ['id', 'name', 'email', 'role_id', 'organization_id'],
     timestamps: ['created_at', 'updated_at'],
-    select: ['r.name AS role_name', 'o.name AS organization_name'],
-    joins: ['JOIN roles r ON r.id = x.role_id', 'JOIN organizations o ON o.id = x.organization_id'],
+    lookups: [
+      { name: 'role_name', table: 'roles', column: 'name', key: 'role_id' },
+      { name: 'organization_name', table: 'organizations', column: 'name', key: 'organization_id' },
+    ],
   };
 
   protected toItem(row: Record<string, unknown>): UserView {
