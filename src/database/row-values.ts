@@ -6,10 +6,22 @@
 const SQL_DATETIME = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z?$/;
 /** `HH:MM:SS.mmm`: a time with milliseconds, as DATETIME(3) text has it. */
 const TIME_WITH_MS_LENGTH = 12;
+/** `YYYY-MM-DD HH:MM:SS.mmm`: DATETIME(3) as text, the form every page's timestamps come in. */
+const SQL_DATETIME_MS_LENGTH = 23;
 
 /** UTC ISO 8601 with milliseconds, e.g. `2026-11-21T09:30:00.000Z`. */
 export function toIsoTimestamp(value: unknown): string {
   if (value instanceof Date) return value.toISOString();
+  // DATETIME(3) text, by the positions of its space and dot: spliced without the regex, whose
+  // match array and captures a page of 100 rows would build 100 times (about 100 ns a value).
+  if (
+    typeof value === 'string' &&
+    value.length === SQL_DATETIME_MS_LENGTH &&
+    value[10] === ' ' &&
+    value[19] === '.'
+  ) {
+    return `${value.slice(0, 10)}T${value.slice(11)}Z`;
+  }
   const match = SQL_DATETIME.exec(String(value));
   if (match) {
     const [, date, time] = match;
