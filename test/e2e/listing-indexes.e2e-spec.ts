@@ -239,14 +239,10 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     const lookupSteps = mysql
       ? usersPage.steps.slice(1)
       : usersPage.steps.filter((step) => /\b(SCAN|SEARCH) l\b/.test(step));
-    expect(lookupSteps).toEqual(
-      mysql
-        ? ['l PRIMARY', 'l PRIMARY']
-        : [
-            expect.stringMatching(/^SEARCH l USING INTEGER PRIMARY KEY/),
-            expect.stringMatching(/^SEARCH l USING INTEGER PRIMARY KEY/),
-          ],
-    );
+    const lookupByPrimaryKey = mysql
+      ? 'l PRIMARY'
+      : expect.stringMatching(/^SEARCH l USING INTEGER PRIMARY KEY/);
+    expect(lookupSteps).toEqual([lookupByPrimaryKey, lookupByPrimaryKey]);
     // Deeper, filtered or sorted otherwise: the page's ids are walked first.
     const deferred = ['count', 'page ids', 'page'];
     expect((await plan(activities, dto, {}, 200, 20)).names).toEqual(deferred);
