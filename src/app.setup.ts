@@ -65,7 +65,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     ),
   );
   // Before anything that could touch the database, and ahead of every other /v1 reply.
-  express.use('/v1', rateLimitMiddleware(app.get(RateLimits)));
+  express.use('/v1', rateLimitMiddleware(app.get(RateLimits), config.exportRowsPerRequest));
   // CORS answers preflights (OPTIONS) before the 405 check would refuse them.
   if (config.corsOrigins.length) {
     express.enableCors({

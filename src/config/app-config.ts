@@ -36,6 +36,9 @@ export const configSchema = z.object({
   COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   COUNT_CACHE_RECOUNT_TIMEOUT_MS: integer(100, 600_000).default(20_000),
   TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
+  CURSOR_SECRET: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
+  TAIL_HOLDBACK_MS: integer(0, 600_000).default(5000),
+  EXPORT_ROWS_PER_REQUEST: integer(1, 1_000_000).default(1000),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(600),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: integer(1, 1_000_000).default(60),
   REDIS_URL: z
@@ -82,6 +85,15 @@ export interface AppConfig {
    */
   countCacheRecountTimeoutMs: number;
   tokenCacheTtlMs: number;
+  /** Signs `cursor` values; without it a key derived from the database's address is used. */
+  cursorSecret: string;
+  /**
+   * Rows created less than this long ago are held back from walks in ascending id order, so a
+   * row whose id was assigned before a newer row's but committed after it is not skipped.
+   */
+  tailHoldbackMs: number;
+  /** An NDJSON export spends one request of rate-limit budget per this many rows sent. */
+  exportRowsPerRequest: number;
   rateLimit: {
     /** Requests a minute per token (per client IP without a well-formed token); 0 = off. */
     perMinute: number;
@@ -107,6 +119,7 @@ export class ConfigError extends Error {
 
 /** Variables whose value may hold a password or a token: a bad one is named, never echoed. */
 const SECRET_VARIABLES = new Set([
+  'CURSOR_SECRET',
   'DATABASE_URL',
   'DATABASE_REPLICA_URLS',
   'REDIS_URL',
@@ -178,6 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     countCacheTtlMs: raw.COUNT_CACHE_TTL_MS,
     countCacheRecountTimeoutMs: raw.COUNT_CACHE_RECOUNT_TIMEOUT_MS,
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
+    cursorSecret: raw.CURSOR_SECRET ?? `listing-cursor:${raw.DATABASE_URL ?? raw.SQLITE_PATH}`,
+    tailHoldbackMs: raw.TAIL_HOLDBACK_MS,
+    exportRowsPerRequest: raw.EXPORT_ROWS_PER_REQUEST,
     rateLimit: {
       perMinute: raw.RATE_LIMIT_PER_MINUTE,
       authFailuresPerMinute: raw.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,

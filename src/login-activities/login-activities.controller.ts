@@ -3,6 +3,8 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators';
 import type { Principal } from '../common/auth/principal';
 import { ApiListing } from '../common/listing/api-listing.decorator';
+import type { ListingExport } from '../common/listing/listing-export';
+import { ListingFormat } from '../common/listing/listing-format.decorator';
 import type { Page } from '../common/listing/page';
 import { ListLoginActivitiesQueryDto } from './dto/list-login-activities-query.dto';
 import { LoginActivityView } from './dto/login-activity.view';
@@ -23,7 +25,10 @@ export class LoginActivitiesController {
   list(
     @Query() query: ListLoginActivitiesQueryDto,
     @CurrentPrincipal() principal: Principal,
-  ): Promise<Page<LoginActivityView>> {
-    return this.activities.list(query, principal);
+    @ListingFormat() format: ListingFormat,
+  ): Promise<Page<LoginActivityView> | ListingExport> {
+    return format === 'ndjson'
+      ? this.activities.export(query, principal)
+      : this.activities.list(query, principal);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal';
 import { ListingPager } from '../common/listing/listing-pager';
+import type { ListingExport } from '../common/listing/listing-export';
 import type { Page } from '../common/listing/page';
 import type { ListLoginActivitiesQueryDto } from './dto/list-login-activities-query.dto';
 import type { LoginActivityView } from './dto/login-activity.view';
@@ -15,5 +16,9 @@ export class LoginActivitiesService {
 
   list(query: ListLoginActivitiesQueryDto, principal: Principal): Promise<Page<LoginActivityView>> {
     return this.pager.paginate(this.activities, query, principal);
+  }
+
+  export(query: ListLoginActivitiesQueryDto, principal: Principal): Promise<ListingExport> {
+    return this.pager.export(this.activities, query, principal);
   }
 }

@@ -1,5 +1,6 @@
 import { HttpStatus, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import onHeaders from 'on-headers';
 import { hashToken, presentedToken } from '../auth/token-format';
 import { sendProblem } from '../common/problem-details/problem-details.filter';
 import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
@@ -16,7 +17,13 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
  *   times in a minute gets 429 for any token until the window ends, so guessing tokens cannot
  *   turn into a flood of database look-ups.
  */
-export function rateLimitMiddleware(limits: RateLimits) {
+/**
+ * Rows an NDJSON export has sent so far, kept on `response.locals` by the export: the request
+ * spends one more request of budget per `rowsPerRequest` of them when it ends.
+ */
+export const EXPORTED_ROWS = 'exportedRows';
+
+export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) {
   const logger = new Logger('RateLimit');
   const policy = `"default";q=${limits.perMinute};w=${RATE_LIMIT_WINDOW_SECONDS}`;
 
@@ -51,9 +58,8 @@ export function rateLimitMiddleware(limits: RateLimits) {
           });
         });
       }
-      const decision = await limits.consume(
-        token === null ? `ip:${ip}` : `token:${hashToken(token)}`,
-      );
+      const key = token === null ? `ip:${ip}` : `token:${hashToken(token)}`;
+      const decision = await limits.consume(key);
       if (!decision.allowed) {
         refuse(
           request,
@@ -63,10 +69,20 @@ export function rateLimitMiddleware(limits: RateLimits) {
         );
         return;
       }
-      response.setHeader(
-        'RateLimit',
-        `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-      );
+      const announce = (remaining: number) =>
+        response.setHeader('RateLimit', `"default";r=${remaining};t=${decision.resetSeconds}`);
+      announce(decision.remaining);
+      const failed = (error: unknown) => logger.warn(`rate limit not settled: ${String(error)}`);
+      // A 304 spends nothing (its headers still announce the budget): the request is given back.
+      onHeaders(response, () => {
+        if (response.statusCode !== HttpStatus.NOT_MODIFIED) return;
+        announce(Math.min(limits.perMinute, decision.remaining + 1));
+        limits.refund(key).catch(failed);
+      });
+      response.on('close', () => {
+        const rows = Number(response.locals[EXPORTED_ROWS] ?? 0);
+        limits.charge(key, Math.floor(rows / rowsPerRequest)).catch(failed);
+      });
     } catch (error) {
       // The counters failed (even the in-memory fallback): serve rather than refuse everyone.
       logger.warn(`rate limit not checked: ${String(error)}`);

@@ -70,6 +70,16 @@ export class RateLimits {
     }
   }
 
+  /** Gives back one request of `key`'s budget (a 304 spends none). */
+  async refund(key: string): Promise<void> {
+    await this.requests?.reward(key, 1);
+  }
+
+  /** Spends `points` more of `key`'s budget, past its end if need be (an export's rows). */
+  async charge(key: string, points: number): Promise<void> {
+    if (points > 0) await this.requests?.penalty(key, points);
+  }
+
   /** Seconds a client IP must wait because it sent too many rejected tokens; 0 when it may go on. */
   async authFailureBlockSeconds(ip: string): Promise<number> {
     const state = await this.authFailures.get(ip);

@@ -3,6 +3,8 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators';
 import type { Principal } from '../common/auth/principal';
 import { ApiListing } from '../common/listing/api-listing.decorator';
+import type { ListingExport } from '../common/listing/listing-export';
+import { ListingFormat } from '../common/listing/listing-format.decorator';
 import type { Page } from '../common/listing/page';
 import { ListUsersQueryDto } from './dto/list-users-query.dto';
 import { UserView } from './dto/user.view';
@@ -20,7 +22,10 @@ export class UsersController {
   list(
     @Query() query: ListUsersQueryDto,
     @CurrentPrincipal() principal: Principal,
-  ): Promise<Page<UserView>> {
-    return this.users.list(query, principal);
+    @ListingFormat() format: ListingFormat,
+  ): Promise<Page<UserView> | ListingExport> {
+    return format === 'ndjson'
+      ? this.users.export(query, principal)
+      : this.users.list(query, principal);
   }
 }

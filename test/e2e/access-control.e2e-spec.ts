@@ -107,8 +107,8 @@ describe('access control', () => {
       );
       expect(first.headers.link).toContain('</v1/users?limit=2&page=3>; rel="last"');
 
-      const last = await get('/v1/users?limit=2&page=3', acmeToken).expect(200);
-      expect(last.body.data.map((user: UserRow) => user.id)).toEqual([acmeUsers[4].id]);
+      const last = await get('/v1/users?limit=2&page=3&sort=-id', acmeToken).expect(200);
+      expect(last.body.data.map((user: UserRow) => user.id)).toEqual([acmeUsers[0].id]);
       expect(last.headers.link).not.toContain('rel="next"');
 
       const all = await get('/v1/users?limit=100&sort=-created_at', acmeToken).expect(200);

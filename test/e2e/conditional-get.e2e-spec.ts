@@ -24,10 +24,10 @@ describe('conditional GET of list replies (ETag, If-None-Match, Cache-Control)',
   };
 
   it.each(['/v1/users', '/v1/login_activities'])(
-    '%s carries a strong ETag and Cache-Control: private, no-cache',
+    '%s carries a weak ETag (the same for every content coding) and Cache-Control: private, no-cache',
     async (path) => {
       const response = await get(path).expect(200);
-      expect(response.headers.etag).toMatch(/^"[A-Za-z0-9_-]{16,}"$/);
+      expect(response.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{16,}"$/);
       expect(response.headers['cache-control']).toBe('private, no-cache');
       expect(response.headers.vary).toMatch(/\bAuthorization\b/);
       const again = await get(path).expect(200);
@@ -38,7 +38,8 @@ describe('conditional GET of list replies (ETag, If-None-Match, Cache-Control)',
   it('answers 304 without a body when If-None-Match holds the ETag', async () => {
     const first = await get('/v1/users?limit=10&sort=-name').expect(200);
     const etag = first.headers.etag;
-    for (const header of [etag, `W/${etag}`, `"nope", ${etag}`, `"a","b",W/${etag}`, '*']) {
+    const opaque = etag.replace(/^W\//, '');
+    for (const header of [etag, opaque, `"nope", ${etag}`, `"a","b",${opaque}`, '*']) {
       const response = await get('/v1/users?limit=10&sort=-name', header);
       expect({ header, status: response.status }).toEqual({ header, status: 304 });
       expect(response.text ?? '').toBe('');

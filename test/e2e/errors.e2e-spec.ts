@@ -51,7 +51,7 @@ describe('errors (RFC 9457 problem details)', () => {
     ['sort=', 'sort'],
     ['created_from=yesterday', 'created_from'],
     ['created_to=2026-02-31', 'created_to'],
-    ['after_id=0', 'after_id'],
+    ['after_id=-1', 'after_id'],
   ])('/v1/users?%s answers 400 naming %s', async (query, parameter) => {
     const response = await get(`/v1/users?${query}`).expect(400);
     expect(response.body.errors).toEqual([

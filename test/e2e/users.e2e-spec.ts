@@ -111,21 +111,26 @@ describe('GET /v1/users', () => {
     const link = response.headers.link;
     expect(link).toContain('</v1/users?limit=10&page=1>; rel="first"');
     expect(link).toContain('</v1/users?limit=10&page=1>; rel="prev"');
-    expect(link).toContain('</v1/users?limit=10&page=3>; rel="next"');
+    expect(link).toMatch(/<\/v1\/users\?limit=10&cursor=[\w.-]+>; rel="next"/);
     expect(link).toContain('</v1/users?limit=10&page=5>; rel="last"');
     const first = await get('?limit=10').expect(200);
     expect(first.headers.link).not.toContain('rel="prev"');
-    const last = await get('?limit=10&page=5').expect(200);
+    // In id order the last page links next for tail polling; in any other order it has none.
+    const last = await get('?limit=10&page=5&sort=-id').expect(200);
     expect(last.headers.link).not.toContain('rel="next"');
+    const tail = await get('?limit=10&page=5').expect(200);
+    expect(tail.headers.link).toMatch(/cursor=[\w.-]+>; rel="next"/);
   });
 
-  it('answers page_count 0 and no Link when nothing matches', async () => {
+  it('answers page_count 0 and no page links when nothing matches', async () => {
     const response = await get('?organization_id=999999').expect(200);
     expect(response.body).toEqual({
       data: [],
       pagination: { current_page: 1, limit: 20, page_count: 0 },
     });
     expect(response.headers['x-total-count']).toBe('0');
-    expect(response.headers.link).toBeUndefined();
+    expect(response.headers.link).toMatch(/^<[^>]*cursor=[\w.-]+>; rel="next"$/);
+    const descending = await get('?organization_id=999999&sort=-id').expect(200);
+    expect(descending.headers.link).toBeUndefined();
   });
 });

@@ -7,8 +7,8 @@ export const READ_METHODS = new Set(['GET', 'HEAD']);
 /**
  * Answers what routing alone would get wrong: 400 for a path that is not valid percent-encoding
  * (no route could match it, but it is the request that is wrong, not the address), 405 (with
- * `Allow`) for any write method on a route that exists, since the service writes nothing, and 406
- * when a `/v1` client accepts no JSON. `knownPaths` is filled once the routes are registered.
+ * `Allow`) for any write method on a route that exists, since the service writes nothing. (406 is
+ * the listings' own, negotiated after authentication: `ListingFormat`.) `knownPaths` is filled once the routes are registered.
  */
 export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
   return (request: Request, response: Response, next: NextFunction) => {
@@ -29,18 +29,6 @@ export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
         HttpStatus.METHOD_NOT_ALLOWED,
         `${request.method} is not allowed here: this service is read-only.`,
         { headers: { Allow: 'GET, HEAD' } },
-      );
-      return;
-    }
-    if (
-      path.startsWith('/v1/') &&
-      !request.accepts(['application/json', 'application/problem+json'])
-    ) {
-      sendProblem(
-        request,
-        response,
-        HttpStatus.NOT_ACCEPTABLE,
-        'This route answers application/json only; the Accept header allows none of it.',
       );
       return;
     }

@@ -5,6 +5,7 @@ import {
   ApiOperation,
   ApiProperty,
   ApiResponse,
+  getSchemaPath,
 } from '@nestjs/swagger';
 
 export class PaginationView {
@@ -42,40 +43,43 @@ export function ApiListing(
 
   return applyDecorators(
     ApiOperation({ summary: options.summary }),
-    ApiExtraModels(Envelope, PaginationView),
+    ApiExtraModels(Envelope, PaginationView, itemType),
     ApiOkResponse({
-      type: Envelope,
-      description: 'One page of the listing.',
+      description:
+        'One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows; a stream that fails midway ends without its final chunk (a truncated transfer).',
+      content: {
+        'application/json': { schema: { $ref: getSchemaPath(Envelope) } },
+        // Each line is one item, exactly as in `data` of a page.
+        'application/x-ndjson': { schema: { $ref: getSchemaPath(itemType) } },
+      },
       headers: {
         'X-Total-Count': {
-          required: true,
           schema: { type: 'integer', minimum: 0 },
           description:
-            'Records matching the filters and the token scope. May be a few seconds old: totals are reused briefly (COUNT_CACHE_TTL_MS).',
+            'JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS).',
         },
         Link: {
           schema: { type: 'string' },
           description:
-            'RFC 8288 links to the `first`, `prev`, `next` and `last` pages that exist, keeping the other parameters. Absent when nothing matches.',
+            'JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order the last page, even an empty one, has `next`: following it later returns the rows appended since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back).',
         },
         ETag: {
-          required: true,
           schema: { type: 'string' },
           description:
-            'Strong tag of the page and its total; send it back as `If-None-Match` to get a 304 when nothing changed.',
+            'JSON pages: weak tag of the page and its total, the same for every content coding; send it back as `If-None-Match` to get a 304 when nothing changed.',
         },
         'Cache-Control': {
           required: true,
-          schema: { type: 'string', enum: ['private, no-cache'] },
+          schema: { type: 'string', enum: ['private, no-cache', 'private, no-store'] },
           description:
-            'Per-token replies: cache privately, revalidate every time (with If-None-Match).',
+            'Pages: `private, no-cache` (revalidate with If-None-Match); exports: `private, no-store`.',
         },
       },
     }),
     ApiResponse({
       status: 304,
       description:
-        'Not modified: `If-None-Match` holds the current ETag (also in a list, or as W/…). No body.',
+        'Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget.',
       headers: {
         ETag: { required: true, schema: { type: 'string' }, description: 'The current ETag.' },
       },

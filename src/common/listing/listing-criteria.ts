@@ -115,6 +115,28 @@ function checkKeysetBounds(query: ListingQuery): void {
   if (errors.length) throw ProblemException.badRequest(errors);
 }
 
+/**
+ * The rows after `position` in the listing's order: a keyset on (sort column, id), so a step
+ * costs the same at any depth. `value` is the sort column's value as the driver compares it.
+ */
+export function afterPosition(
+  criteria: ListingCriteria,
+  position: { value: unknown; id: number },
+): ListingCriteria {
+  const [past, orEqual] = criteria.direction === 'ASC' ? ['>', '>='] : ['<', '<='];
+  const condition: Condition =
+    criteria.sortColumn === 'id'
+      ? { sql: `t.id ${past} :cursor_id`, params: { cursor_id: position.id }, idRange: true }
+      : {
+          // The first term is a plain range on the sort column, which the index serves.
+          sql:
+            `t.${criteria.sortColumn} ${orEqual} :cursor_value AND ` +
+            `(t.${criteria.sortColumn} ${past} :cursor_value OR t.id ${past} :cursor_id)`,
+          params: { cursor_value: position.value, cursor_id: position.id },
+        };
+  return { ...criteria, conditions: [...criteria.conditions, condition] };
+}
+
 /** A stable text for the criteria, used as the key of cached totals. */
 export function criteriaKey(resource: string, criteria: ListingCriteria): string {
   const parts = criteria.conditions.map((condition) => {

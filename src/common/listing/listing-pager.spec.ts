@@ -3,6 +3,7 @@ import { SharedRedis } from '../../redis/shared-redis';
 import type { Principal } from '../auth/principal';
 import { CountCache } from './count-cache';
 import type { ListingDefinition } from './listing-definition';
+import { ListingCursors } from './listing-cursor';
 import { ListingPager } from './listing-pager';
 import type { ListingRepository, PageOptions } from './listing.repository';
 
@@ -35,7 +36,11 @@ describe('ListingPager, time limits', () => {
       COUNT_CACHE_RECOUNT_TIMEOUT_MS: '20000',
       DB_STATEMENT_TIMEOUT_MS: '5000',
     });
-    const pager = new ListingPager(new CountCache(config, new SharedRedis(config)), config);
+    const pager = new ListingPager(
+      new CountCache(config, new SharedRedis(config)),
+      new ListingCursors(config),
+      config,
+    );
     const repository = {
       definition,
       countAndFindPage: jest.fn(

@@ -1,8 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { ProblemException } from '../problem-details/problem.exception';
 import { CountCache } from './count-cache';
-import { buildCriteria, Condition, criteriaKey, ListingCriteria } from './listing-criteria';
+import { ListingCursors, WalkPosition } from './listing-cursor';
+import { ListingExport } from './listing-export';
+import {
+  afterPosition,
+  buildCriteria,
+  Condition,
+  criteriaKey,
+  ListingCriteria,
+} from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
 import type { ListingRepository, ListingTotal, PageOptions } from './listing.repository';
 import { Page } from './page';
@@ -14,10 +23,16 @@ export class ListingPager {
   /** A total's recount in the background: no request waits for it, so it may take longer. */
   private readonly recountOptions: PageOptions;
 
+  private readonly defaultLimit: number;
+  private readonly tailHoldbackMs: number;
+
   constructor(
     private readonly counts: CountCache,
+    private readonly cursors: ListingCursors,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
+    this.defaultLimit = config.pagination.defaultLimit;
+    this.tailHoldbackMs = config.tailHoldbackMs;
     this.options = {
       statementTimeoutMs: config.database.statementTimeoutMs,
       preparedStatements: config.database.preparedStatements > 0,
@@ -33,14 +48,106 @@ export class ListingPager {
     query: ListingQuery,
     principal: Principal,
   ): Promise<Page<TItem>> {
+    const walk = this.walkOf(repository, query, principal);
+    if (query.cursor === undefined) return this.numberedPage(walk, query.page ?? 1);
+    if (query.page !== undefined) {
+      throw ProblemException.badRequest([
+        { parameter: 'page', message: 'cannot be combined with cursor, which stands for its page' },
+      ]);
+    }
+    const position = this.cursors.decode(walk.binding, query.cursor);
+    const value = repository.sortParameter(walk.criteria.sortColumn, position.value);
+    const [counted, items] = await Promise.all([
+      this.total(walk),
+      repository.findFirst(
+        afterPosition(walk.criteria, { ...position, value }),
+        walk.limit,
+        this.options,
+      ),
+    ]);
+    return this.page(walk, items, position.offset, counted.total, position);
+  }
+
+  /**
+   * Every matching row (up to `limit`, when given) as an NDJSON stream, read in keyset chunks
+   * under the statement limit. The first chunk is read before the reply starts.
+   */
+  async export<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    query: ListingQuery,
+    principal: Principal,
+  ): Promise<ListingExport> {
+    if (query.page !== undefined) {
+      throw ProblemException.badRequest([
+        {
+          parameter: 'page',
+          message: 'is not used by an export, which streams every matching row (limit caps them)',
+        },
+      ]);
+    }
+    const walk = this.walkOf(repository, query, principal);
+    const { criteria } = walk;
+    let position =
+      query.cursor === undefined ? undefined : this.cursors.decode(walk.binding, query.cursor);
+    let remaining = query.limit ?? Number.POSITIVE_INFINITY;
+    const tail = criteria.sortColumn === 'id' && criteria.direction === 'ASC';
+    let ended = false;
+    const read = async (): Promise<TItem[] | undefined> => {
+      if (ended || remaining <= 0) return undefined;
+      const rows = Math.min(EXPORT_CHUNK_ROWS, remaining);
+      const from = position
+        ? afterPosition(criteria, {
+            id: position.id,
+            value: repository.sortParameter(criteria.sortColumn, position.value),
+          })
+        : criteria;
+      const items = await repository.findFirst(from, rows, this.options);
+      const shown = tail ? this.heldBack(items) : items;
+      ended = shown.length < rows;
+      remaining -= shown.length;
+      const last = shown.at(-1);
+      if (last) {
+        position = {
+          value: repository.sortValueOf(last, criteria.sortColumn),
+          id: last.id,
+          offset: 0,
+        };
+      }
+      return shown.length > 0 ? shown : undefined;
+    };
+    return new ListingExport((await read()) ?? [], read);
+  }
+
+  /** What a request walks: its criteria, their cache key and what its cursors are bound to. */
+  private walkOf<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    query: ListingQuery,
+    principal: Principal,
+  ): Walk<TItem> {
     const criteria = buildCriteria(repository.definition, query, principal);
-    const offset = (query.page - 1) * query.limit;
     const key = criteriaKey(repository.definition.resource, criteria);
+    return {
+      repository,
+      criteria,
+      key,
+      // The scope is among the conditions; named again so that no two scopes share a binding.
+      binding: `${key}|${query.sort}|${principal.organizationId ?? '*'}`,
+      limit: query.limit ?? this.defaultLimit,
+      afterId: query.after_id,
+    };
+  }
+
+  private async numberedPage<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    pageNumber: number,
+  ): Promise<Page<TItem>> {
+    const { repository, criteria, key, limit } = walk;
+    const offset = (pageNumber - 1) * limit;
     const keyset = splitKeyset(criteria);
     // When this request is the one that counts, it reads its page in the count's snapshot.
     let countedWithPage: TItem[] | undefined;
     const countWithPage = async () => {
-      const result = await repository.countAndFindPage(criteria, offset, query.limit, this.options);
+      const result = await repository.countAndFindPage(criteria, offset, limit, this.options);
       countedWithPage = result.items;
       return result.total;
     };
@@ -54,9 +161,63 @@ export class ListingPager {
     const items =
       countedWithPage ??
       (offset < counted.total
-        ? await repository.findPageAfterCount(criteria, offset, query.limit, counted, this.options)
+        ? await repository.findPageAfterCount(criteria, offset, limit, counted, this.options)
         : []);
-    return new Page(items, query.page, query.limit, counted.total);
+    return this.page(walk, items, offset, counted.total);
+  }
+
+  /** The total of a cursor step: the walk's own, shared by all its steps and its numbered pages. */
+  private total<TItem extends { id: number }>(walk: Walk<TItem>): Promise<ListingTotal> {
+    const { repository, criteria, key } = walk;
+    const keyset = splitKeyset(criteria);
+    const count = keyset
+      ? () => this.countKeyset(repository, keyset)
+      : () => repository.count(criteria, this.options);
+    return this.counts.get(key, count);
+  }
+
+  /**
+   * The page, with the cursor of its `next` link. An ascending walk in id order always goes on
+   * (tail polling), and holds back its newest rows (TAIL_HOLDBACK_MS) and any after them, which a
+   * row with a lower id still being committed could otherwise overtake.
+   */
+  private page<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    items: TItem[],
+    offset: number,
+    total: number,
+    from?: WalkPosition,
+  ): Page<TItem> {
+    const { criteria, limit } = walk;
+    const tail = criteria.sortColumn === 'id' && criteria.direction === 'ASC';
+    const shown = tail ? this.heldBack(items) : items;
+    const last = shown.at(-1);
+    const after = offset + shown.length;
+    let next: WalkPosition | undefined;
+    // A full page may have more after it even at the total: a row whose sort key changed during
+    // the walk comes again later in it.
+    if (last && (tail || after < total || shown.length === limit)) {
+      next = {
+        value: walk.repository.sortValueOf(last, criteria.sortColumn),
+        id: last.id,
+        offset: after,
+      };
+    } else if (!last && tail && (from || offset === 0)) {
+      // An empty tail: the next poll starts where this one did.
+      next = from ?? { value: null, id: walk.afterId ?? 0, offset: 0 };
+    }
+    const cursor = next && this.cursors.encode(walk.binding, next);
+    return new Page(shown, Math.floor(offset / limit) + 1, limit, total, cursor);
+  }
+
+  private heldBack<TItem>(items: TItem[]): TItem[] {
+    if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
+    const cutoff = new Date(Date.now() - this.tailHoldbackMs).toISOString();
+    const first = items.findIndex((item) => {
+      const created = (item as Record<string, unknown>).created_at;
+      return typeof created === 'string' && created >= cutoff;
+    });
+    return first < 0 ? items : items.slice(0, first);
   }
 
   /**
@@ -94,8 +255,22 @@ export class ListingPager {
   }
 }
 
+/** Rows an export reads per statement. */
+const EXPORT_CHUNK_ROWS = 1000;
+
 /** Ids per keyset bucket: the most a keyset step counts by itself. */
 const KEYSET_BUCKET = 4096;
+
+interface Walk<TItem extends { id: number }> {
+  repository: ListingRepository<TItem>;
+  criteria: ListingCriteria;
+  /** The cache key of the walk's total. */
+  key: string;
+  /** What the walk's cursors are signed with: filters, sort and scope. */
+  binding: string;
+  limit: number;
+  afterId?: number;
+}
 
 interface Keyset {
   /** The criteria without the keyset bound. */

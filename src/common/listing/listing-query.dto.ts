@@ -1,4 +1,4 @@
-import { IdParam, IntegerParam } from '../validation/query-params';
+import { IdParam, IntegerParam, StringParam } from '../validation/query-params';
 import { EnumParam } from '../validation/query-params';
 import { forgetValidatedQueries } from '../validation/query-validation.pipe';
 import { ListingDefinition, sortKeys } from './listing-definition';
@@ -16,9 +16,10 @@ export function configurePagination(settings: { defaultLimit: number; maxLimit: 
 /** The largest page number accepted: a signed 32-bit integer, as most clients store it. */
 export const MAX_PAGE = 2 ** 31 - 1;
 
+/** `page` and `limit` stay undefined when not given: a cursor or an export must know. */
 export class PaginationDto {
   @IntegerParam({ min: 1, max: MAX_PAGE, default: 1, description: 'Page number, from 1.' })
-  page: number = 1;
+  page?: number;
 
   @IntegerParam({
     min: 1,
@@ -26,13 +27,14 @@ export class PaginationDto {
     default: 20,
     description: 'Items per page.',
   })
-  limit: number = paginationSettings.defaultLimit;
+  limit?: number;
 }
 
 export interface ListingQuery extends PaginationDto {
   sort: string;
   after_id?: number;
   before_id?: number;
+  cursor?: string;
 }
 
 /**
@@ -48,13 +50,25 @@ export function ListingQueryDto(definition: ListingDefinition) {
     )
     sort: string = 'id';
 
-    @IdParam(
-      'Keyset walk: only records with `id` greater than this. Needs `sort=id` (the default).',
-    )
+    @IntegerParam({
+      min: 0,
+      max: Number.MAX_SAFE_INTEGER,
+      description:
+        'Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default).',
+    })
     after_id?: number;
 
     @IdParam('Keyset walk backwards: only records with `id` less than this. Needs `sort=-id`.')
     before_id?: number;
+
+    @StringParam({
+      maxLength: 512,
+      pattern: /^[\w-]+\.[\w-]+$/,
+      patternMessage: 'is not a cursor: use the `next` link as given',
+      description:
+        'Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`.',
+    })
+    cursor?: string;
   }
   return ListingQueryDtoClass;
 }

@@ -139,6 +139,35 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     );
   }
 
+  /**
+   * The first `limit` rows of `criteria` (a keyset step: the criteria carry the position), read
+   * forward with no offset, so a step costs the same at any depth.
+   */
+  async findFirst(
+    criteria: ListingCriteria,
+    limit: number,
+    options: PageOptions = {},
+  ): Promise<TItem[]> {
+    return this.withRunner(
+      false,
+      (runner, statementLimit) =>
+        this.pageIn(runner, statementLimit, criteria, 0, limit, Number.MAX_SAFE_INTEGER),
+      options,
+    );
+  }
+
+  /** An item's value of `column` as the database compares it (timestamps as instants). */
+  sortValueOf(item: TItem, column: string): string | null {
+    if (column === 'id') return null;
+    return String((item as unknown as Record<string, unknown>)[column]);
+  }
+
+  /** A sort value from a cursor, as a statement parameter. */
+  sortParameter(column: string, value: string | null): unknown {
+    if (value !== null && this.itemQuery.timestamps?.includes(column)) return new Date(value);
+    return value;
+  }
+
   /** The page's items in the listing's order, walking from whichever end is nearer. */
   private async pageIn(
     runner: QueryRunner,

@@ -1,7 +1,19 @@
 import { createHash } from 'node:crypto';
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import {
+  CallHandler,
+  ExecutionContext,
+  HttpException,
+  HttpStatus,
+  Injectable,
+  Logger,
+  NestInterceptor,
+  StreamableFile,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
+import { EXPORTED_ROWS } from '../../rate-limit/rate-limit.middleware';
+import { ListingExport } from './listing-export';
+import { NDJSON } from './listing-format.decorator';
 import { Page } from './page';
 
 export interface PageEnvelope<T> {
@@ -9,24 +21,35 @@ export interface PageEnvelope<T> {
   pagination: { current_page: number; limit: number; page_count: number };
 }
 
+/** A conditional GET whose tag matched: the problem-details filter answers it with a bare 304. */
+export class NotModified extends HttpException {
+  constructor() {
+    super('Not Modified', HttpStatus.NOT_MODIFIED);
+  }
+}
+
 /**
- * Renders a `Page` returned by a controller as the `{data, pagination}` envelope (as the UTF-8
- * bytes of its JSON, which Express sends as they are) and adds the listing headers:
- * X-Total-Count, an RFC 8288 Link header, the caching policy and the ETag.
+ * Renders a `Page` returned by a controller as the `{data, pagination}` envelope (its JSON text)
+ * and adds the listing headers: X-Total-Count, an RFC 8288 Link header, the caching policy and
+ * the ETag.
  *
  * Conditional GET: this is the one place list replies get their ETag (Express's own body ETag is
- * switched off in `configureApp`). Express then answers `If-None-Match` itself when it sends the
- * reply (`req.fresh`: a matching tag, `W/` or not, in a list or `*` → 304 without a body).
+ * switched off in `configureApp`), and where `If-None-Match` is evaluated, whatever Cache-Control
+ * the request carries (RFC 9110 §13: `no-cache` speaks to caches; Express's `req.fresh` would
+ * ignore the tag, and fetch() sends `no-cache` with every conditional request).
  */
 @Injectable()
 export class PageEnvelopeInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('ListingExport');
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       map((result: unknown) => {
-        if (!(result instanceof Page)) return result;
         const http = context.switchToHttp();
-        const request = http.getRequest<Request>();
         const response = http.getResponse<Response>();
+        if (result instanceof ListingExport) return this.stream(result, response);
+        if (!(result instanceof Page)) return result;
+        const request = http.getRequest<Request>();
         response.setHeader('X-Total-Count', String(result.total));
         const link = linkHeader(request.originalUrl, result);
         if (link) response.setHeader('Link', link);
@@ -34,14 +57,34 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         response.setHeader('Cache-Control', 'private, no-cache');
         // The page depends on the token (its organization scope), not only on the URL.
         response.vary('Authorization');
-        // Serialized and encoded here, once: the ETag hashes the very bytes that are sent. As a
-        // Buffer, Express sends them as they are; a string it would encode again, after parsing
-        // the Content-Type to add the charset it already has.
-        const body = Buffer.from(JSON.stringify(toEnvelope(result)));
-        response.setHeader('ETag', entityTag(body, result.total));
+        response.vary('Accept');
+        // Serialized here, once: the ETag hashes the very text that is sent.
+        const body = JSON.stringify(toEnvelope(result));
+        const tag = entityTag(body, result.total);
+        response.setHeader('ETag', tag);
+        if (matches(request.headers['if-none-match'], tag)) throw new NotModified();
         response.setHeader('Content-Type', 'application/json; charset=utf-8');
         return body;
       }),
+    );
+  }
+
+  /**
+   * An export as NDJSON. Once its first bytes are out, a failure can only cut the transfer short:
+   * the connection is destroyed without the final chunk, so no client takes it for complete.
+   */
+  private stream(rows: ListingExport, response: Response): StreamableFile {
+    response.setHeader('Cache-Control', 'private, no-store');
+    response.vary('Authorization');
+    response.vary('Accept');
+    rows.on('rows', (count: number) => {
+      response.locals[EXPORTED_ROWS] = Number(response.locals[EXPORTED_ROWS] ?? 0) + count;
+    });
+    return new StreamableFile(rows, { type: `${NDJSON}; charset=utf-8` }).setErrorHandler(
+      (error) => {
+        this.logger.warn(`export cut short: ${error.message}`);
+        response.destroy();
+      },
     );
   }
 }
@@ -53,29 +96,48 @@ export function toEnvelope<T>(page: Page<T>): PageEnvelope<T> {
   };
 }
 
-/** first/prev/next/last links that keep every other parameter of the request. */
+/**
+ * first/prev/next/last links that keep every other parameter of the request. `next` carries the
+ * page's cursor when it has one (a keyset step); the others are page numbers.
+ */
 export function linkHeader(originalUrl: string, page: Page<unknown>): string {
   const [path, search = ''] = originalUrl.split('?', 2);
   const pageCount = page.pageCount;
   const params = new URLSearchParams(search);
-  const target = (number: number, rel: string) => {
-    params.set('page', String(number));
-    return `<${path}?${params.toString()}>; rel="${rel}"`;
+  params.delete('cursor');
+  const target = (rel: string, number?: number, cursor?: string) => {
+    const linked = new URLSearchParams(params);
+    if (cursor === undefined) linked.set('page', String(number));
+    else {
+      linked.delete('page');
+      linked.set('cursor', cursor);
+    }
+    return `<${path}?${linked.toString()}>; rel="${rel}"`;
   };
   const links: string[] = [];
-  if (pageCount > 0) links.push(target(1, 'first'));
+  if (pageCount > 0) links.push(target('first', 1));
   if (page.page > 1 && pageCount > 0)
-    links.push(target(Math.min(page.page - 1, pageCount), 'prev'));
-  if (page.page < pageCount) links.push(target(page.page + 1, 'next'));
-  if (pageCount > 0) links.push(target(pageCount, 'last'));
+    links.push(target('prev', Math.min(page.page - 1, pageCount)));
+  if (page.nextCursor !== undefined) links.push(target('next', undefined, page.nextCursor));
+  else if (page.page < pageCount) links.push(target('next', page.page + 1));
+  if (pageCount > 0) links.push(target('last', pageCount));
   return links.join(', ');
 }
 
+/** RFC 9110 §13.1.2: `*`, or any listed tag equal to ours under weak comparison. */
+function matches(ifNoneMatch: string | undefined, tag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  const opaque = tag.replace(/^W\//, '');
+  return ifNoneMatch
+    .split(',')
+    .some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
+}
+
 /**
- * A strong ETag: a hash of the exact JSON body sent and of the total, which X-Total-Count and Link
- * carry but the body does not (page_count alone can stay the same when rows come or go).
+ * A weak ETag (the same for every content coding, RFC 9110 §8.8.3): a hash of the JSON body and of
+ * the total, which X-Total-Count and Link carry but the body does not.
  */
-export function entityTag(body: Buffer | string, total: number): string {
-  // Two updates rather than one hash of `${body}\n${total}`: no concatenated copy of the body.
-  return `"${createHash('sha256').update(body).update(`\n${total}`).digest('base64url').slice(0, 32)}"`;
+export function entityTag(body: string, total: number): string {
+  return `W/"${createHash('sha256').update(body).update(`\n${total}`).digest('base64url').slice(0, 32)}"`;
 }

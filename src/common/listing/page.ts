@@ -6,6 +6,8 @@ export class Page<T> {
     readonly limit: number,
     /** Records matching the request's filters and scope. */
     readonly total: number,
+    /** The opaque cursor of `Link: rel="next"`, when the walk goes on. */
+    readonly nextCursor?: string,
   ) {}
 
   get pageCount(): number {

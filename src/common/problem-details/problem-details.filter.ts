@@ -11,6 +11,7 @@ import { STATUS_CODES } from 'node:http';
 import { redactTokens } from '../auth/token-redaction';
 import { ProblemException, ProblemOptions } from './problem.exception';
 import { isDatabaseUnavailable } from './database-errors';
+import { NotModified } from '../listing/page-envelope.interceptor';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -66,6 +67,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     if (response.headersSent) return;
+    if (exception instanceof NotModified) {
+      response.status(HttpStatus.NOT_MODIFIED).end();
+      return;
+    }
 
     const { status, detail, options } = this.describe(exception, request);
     sendProblem(request, response, status, detail, options);

@@ -360,10 +360,12 @@ export interface operations {
                 limit?: number;
                 /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. */
                 sort?: "id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "email" | "-email";
-                /** @description Keyset walk: only records with `id` greater than this. Needs `sort=id` (the default). */
+                /** @description Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default). */
                 after_id?: number;
                 /** @description Keyset walk backwards: only records with `id` less than this. Needs `sort=-id`. */
                 before_id?: number;
+                /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`. */
+                cursor?: string;
                 /** @description Only users of this organization. */
                 organization_id?: number;
                 /** @description Only users with this role. */
@@ -387,27 +389,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of the listing. */
+            /** @description One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows; a stream that fails midway ends without its final chunk (a truncated transfer). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    /** @description Records matching the filters and the token scope. May be a few seconds old: totals are reused briefly (COUNT_CACHE_TTL_MS). */
-                    "X-Total-Count": number;
-                    /** @description RFC 8288 links to the `first`, `prev`, `next` and `last` pages that exist, keeping the other parameters. Absent when nothing matches. */
+                    /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
+                    "X-Total-Count"?: number;
+                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order the last page, even an empty one, has `next`: following it later returns the rows appended since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back). */
                     Link?: string;
-                    /** @description Strong tag of the page and its total; send it back as `If-None-Match` to get a 304 when nothing changed. */
-                    ETag: string;
-                    /** @description Per-token replies: cache privately, revalidate every time (with If-None-Match). */
-                    "Cache-Control": "private, no-cache";
+                    /** @description JSON pages: weak tag of the page and its total, the same for every content coding; send it back as `If-None-Match` to get a 304 when nothing changed. */
+                    ETag?: string;
+                    /** @description Pages: `private, no-cache` (revalidate with If-None-Match); exports: `private, no-store`. */
+                    "Cache-Control": "private, no-cache" | "private, no-store";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UserPage"];
+                    "application/x-ndjson": components["schemas"]["UserView"];
                 };
             };
-            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or as W/…). No body. */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -441,10 +444,12 @@ export interface operations {
                 limit?: number;
                 /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. */
                 sort?: "id" | "-id" | "created_at" | "-created_at";
-                /** @description Keyset walk: only records with `id` greater than this. Needs `sort=id` (the default). */
+                /** @description Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default). */
                 after_id?: number;
                 /** @description Keyset walk backwards: only records with `id` less than this. Needs `sort=-id`. */
                 before_id?: number;
+                /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`. */
+                cursor?: string;
                 /** @description Only attempts by this user. */
                 user_id?: number;
                 /** @description Only attempts made with this e-mail (exact, case-insensitive). */
@@ -474,27 +479,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of the listing. */
+            /** @description One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows; a stream that fails midway ends without its final chunk (a truncated transfer). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    /** @description Records matching the filters and the token scope. May be a few seconds old: totals are reused briefly (COUNT_CACHE_TTL_MS). */
-                    "X-Total-Count": number;
-                    /** @description RFC 8288 links to the `first`, `prev`, `next` and `last` pages that exist, keeping the other parameters. Absent when nothing matches. */
+                    /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
+                    "X-Total-Count"?: number;
+                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order the last page, even an empty one, has `next`: following it later returns the rows appended since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back). */
                     Link?: string;
-                    /** @description Strong tag of the page and its total; send it back as `If-None-Match` to get a 304 when nothing changed. */
-                    ETag: string;
-                    /** @description Per-token replies: cache privately, revalidate every time (with If-None-Match). */
-                    "Cache-Control": "private, no-cache";
+                    /** @description JSON pages: weak tag of the page and its total, the same for every content coding; send it back as `If-None-Match` to get a 304 when nothing changed. */
+                    ETag?: string;
+                    /** @description Pages: `private, no-cache` (revalidate with If-None-Match); exports: `private, no-store`. */
+                    "Cache-Control": "private, no-cache" | "private, no-store";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["LoginActivityPage"];
+                    "application/x-ndjson": components["schemas"]["LoginActivityView"];
                 };
             };
-            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or as W/…). No body. */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,0 +1,244 @@
+import { parseLinks, startTestApp, TestApp, UserRow } from '../kit';
+
+type Item = { id: number } & Record<string, unknown>;
+
+/**
+ * Walks by `Link: rel="next"`: every row once, in order, by cursor; tail polling; mutable sort
+ * keys; cursor validation. Each listing's walk is compared with its offset walk.
+ */
+describe('walks by Link: rel="next"', () => {
+  let kit: TestApp;
+  let token: string;
+  let scopedToken: string;
+  let users: UserRow[];
+  let organizationId: number;
+
+  beforeAll(async () => {
+    kit = await startTestApp({ env: { TAIL_HOLDBACK_MS: '0' } });
+    token = await kit.token();
+    const [first, second] = [await kit.data.organization(), await kit.data.organization()];
+    organizationId = first.id;
+    scopedToken = await kit.token({ organizationId });
+    users = await kit.data.many(37, (i) =>
+      kit.data.user({
+        name: `Walker ${String.fromCharCode(97 + (i % 7))}`,
+        organization_id: i % 3 === 0 ? second.id : first.id,
+      }),
+    );
+    await kit.data.many(41, (i) =>
+      kit.data.loginActivity({
+        user: users[i % users.length],
+        success: i % 4 !== 0,
+        authentication_method: i % 5 === 0 ? 'oauth' : 'password',
+      }),
+    );
+  });
+
+  afterAll(() => kit.close());
+
+  const get = (path: string, bearer = token) =>
+    kit.http().get(path).set('Authorization', `Bearer ${bearer}`);
+
+  /** Follows `next` from `path` as given, collecting every page. */
+  async function walkByNext(path: string, bearer = token) {
+    const pages: { items: Item[]; current: number; pageCount: number; next?: string }[] = [];
+    let url: string | undefined = path;
+    while (url && pages.length < 100) {
+      const response = await get(url, bearer).expect(200);
+      const next = parseLinks(response.headers.link).next;
+      pages.push({
+        items: response.body.data,
+        current: response.body.pagination.current_page,
+        pageCount: response.body.pagination.page_count,
+        next,
+      });
+      // An ascending id walk goes on past its end (tail polling): stop at its first empty page.
+      url = response.body.data.length === 0 ? undefined : next;
+    }
+    return pages;
+  }
+
+  async function walkByPage(path: string, bearer = token) {
+    const items: Item[] = [];
+    for (let page = 1; ; page++) {
+      const response = await get(`${path}&page=${page}`, bearer).expect(200);
+      items.push(...response.body.data);
+      if (page >= response.body.pagination.page_count) return items;
+    }
+  }
+
+  const walks = [
+    ...['id', '-id', 'created_at', '-created_at', 'updated_at', '-updated_at', 'name', '-name']
+      .concat(['email', '-email'])
+      .map((sort) => `/v1/users?limit=4&sort=${sort}`),
+    `/v1/users?limit=5&sort=-name&organization_id=0`,
+    ...['id', '-id', 'created_at', '-created_at'].map(
+      (sort) => `/v1/login_activities?limit=6&sort=${sort}`,
+    ),
+    '/v1/login_activities?limit=3&success=false&sort=-created_at',
+    '/v1/login_activities?limit=4&authentication_method=password&sort=created_at',
+    '/v1/login_activities?limit=7&after_id=5',
+    '/v1/login_activities?limit=7&before_id=30&sort=-id',
+  ];
+
+  it.each(walks)('visits every row of %s once, in order, as the offset walk does', async (path) => {
+    const realPath = path.replace('organization_id=0', `organization_id=${organizationId}`);
+    const byPage = await walkByPage(realPath);
+    const pages = await walkByNext(realPath);
+    const byNext = pages.flatMap((page) => page.items);
+    expect(byNext.map((item) => item.id)).toEqual(byPage.map((item) => item.id));
+    expect(byNext).toEqual(byPage);
+    expect(byPage.length).toBeGreaterThan(8);
+    // Every step after the first is a cursor, and reports its true place in the walk.
+    expect(pages.slice(0, -1).every((page) => page.next?.includes('cursor='))).toBe(true);
+    pages
+      .filter((page) => page.items.length > 0)
+      .forEach((page, index) => {
+        expect(page.current).toBe(index + 1);
+        expect(page.pageCount).toBe(
+          Math.ceil(byPage.length / Number(/limit=(\d+)/.exec(path)![1])),
+        );
+      });
+  });
+
+  it('walks only what an organization-scoped token may see, whatever it asks', async () => {
+    for (const path of ['/v1/users?limit=4&sort=name', '/v1/login_activities?limit=5']) {
+      const byPage = await walkByPage(path, scopedToken);
+      const byNext = (await walkByNext(path, scopedToken)).flatMap((page) => page.items);
+      expect(byNext).toEqual(byPage);
+      expect(byNext.length).toBeGreaterThan(5);
+    }
+    const scopedUsers = (await walkByNext('/v1/users?limit=10', scopedToken)).flatMap(
+      (page) => page.items,
+    );
+    expect(new Set(scopedUsers.map((user) => user.organization_id))).toEqual(
+      new Set([organizationId]),
+    );
+  });
+
+  it('starts a keyset walk at after_id=0, and its next is a cursor', async () => {
+    const response = await get('/v1/login_activities?after_id=0&limit=10').expect(200);
+    const all = await get('/v1/login_activities?limit=10').expect(200);
+    expect(response.body).toEqual(all.body);
+    expect(parseLinks(response.headers.link).next).toMatch(
+      /after_id=0.*cursor=|cursor=.*after_id=0/,
+    );
+  });
+
+  it('gives the last page of an ascending id walk, even an empty one, a next link that returns rows appended later', async () => {
+    const pages = await walkByNext('/v1/login_activities?limit=20');
+    const tail = pages.at(-1)!;
+    expect(tail.items).toEqual([]);
+    expect(tail.next).toContain('cursor=');
+    // The last full page links next as well.
+    expect(pages.at(-2)!.next).toContain('cursor=');
+
+    const appended = await kit.data.loginActivity({ user: users[0] });
+    const later = await get(tail.next!).expect(200);
+    expect(later.body.data.map((item: Item) => item.id)).toEqual([appended.id]);
+    const again = parseLinks(later.headers.link).next;
+    expect(again).toContain('cursor=');
+    const nothingNew = await get(again).expect(200);
+    expect(nothingNew.body.data).toEqual([]);
+    expect(parseLinks(nothingNew.headers.link).next).toContain('cursor=');
+  });
+
+  it('gives a descending walk no next on its last page', async () => {
+    const pages = await walkByNext('/v1/login_activities?limit=20&sort=-id');
+    expect(pages.at(-1)!.items.length).toBeGreaterThan(0);
+    expect(pages.at(-1)!.next).toBeUndefined();
+  });
+
+  it('refuses a tampered cursor, a cursor of another walk or token, and a cursor with page', async () => {
+    const first = await get('/v1/users?limit=5&sort=name').expect(200);
+    const next = parseLinks(first.headers.link).next;
+    const cursor = new URL(next, 'http://x').searchParams.get('cursor')!;
+    const [payload, signature] = cursor.split('.');
+    const forged = Buffer.from(JSON.stringify(['Walker a', 1, 0])).toString('base64url');
+    const refused = [
+      `/v1/users?limit=5&sort=name&cursor=${payload}.${signature.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))}`,
+      `/v1/users?limit=5&sort=name&cursor=${forged}.${signature}`,
+      `/v1/users?limit=5&sort=name&cursor=not-a-cursor`,
+      // Another sort, another filter: the cursor belongs to its own walk.
+      `/v1/users?limit=5&sort=-name&cursor=${cursor}`,
+      `/v1/users?limit=5&sort=name&role_id=${users[0].role_id}&cursor=${cursor}`,
+    ];
+    for (const path of refused) {
+      const response = await get(path).expect(400);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.body.errors.map((error: { parameter: string }) => error.parameter)).toEqual([
+        'cursor',
+      ]);
+    }
+    // Another token's scope.
+    const foreign = await get(next, scopedToken).expect(400);
+    expect(foreign.body.errors[0].parameter).toBe('cursor');
+    const withPage = await get(`${next}&page=2`).expect(400);
+    expect(withPage.body.errors[0].parameter).toBe('page');
+    // Followed as given, it works (with another limit too).
+    await get(next).expect(200);
+  });
+
+  it('walks users by a mutable key without skipping or repeating another row; the changed row comes again later', async () => {
+    const path = '/v1/users?limit=5&sort=updated_at';
+    const expected = (await walkByPage(path)).map((user) => user.id);
+    const first = await get(path).expect(200);
+    const seen: number[] = first.body.data.map((user: Item) => user.id);
+    // A row already delivered is changed: it moves to the end of the walk.
+    const moved = seen[0];
+    await kit.dataSource.query(
+      `UPDATE users SET updated_at = '2030-01-01 00:00:00.000' WHERE id = ${moved}`,
+    );
+    let url: string | undefined = parseLinks(first.headers.link).next;
+    while (url) {
+      const response = await get(url).expect(200);
+      seen.push(...response.body.data.map((user: Item) => user.id));
+      url = parseLinks(response.headers.link).next;
+    }
+    const others = seen.filter((id) => id !== moved);
+    expect(others).toEqual(expected.filter((id) => id !== moved));
+    expect(seen.filter((id) => id === moved)).toHaveLength(2);
+    expect(seen.at(-1)).toBe(moved);
+  });
+});
+
+describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
+  let kit: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    kit = await startTestApp({ env: { TAIL_HOLDBACK_MS: '60000' } });
+    token = await kit.token();
+  });
+
+  afterAll(() => kit.close());
+
+  it('serves rows younger than the holdback, and any after them in id order, only once they are older', async () => {
+    const user = await kit.data.user();
+    const old = await kit.data.loginActivity({ user });
+    // A row created just now, then an older one with a higher id (as a late commit would look).
+    const fresh = await kit.data.loginActivity({ user, created_at: new Date() });
+    const after = await kit.data.loginActivity({ user });
+    const response = await kit
+      .http()
+      .get('/v1/login_activities?limit=10')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(response.body.data.map((item: Item) => item.id)).toEqual([old.id]);
+    const next = parseLinks(response.headers.link).next;
+    expect(next).toContain('cursor=');
+    // Once it is older than the holdback (moved back here), the poller gets it and the row after it.
+    await kit.dataSource.query(
+      `UPDATE login_activities SET created_at = '2026-06-01 00:00:01.000' WHERE id = ${fresh.id}`,
+    );
+    const later = await kit.http().get(next).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(later.body.data.map((item: Item) => item.id)).toEqual([fresh.id, after.id]);
+    // Walks in other orders are not held back.
+    const newestFirst = await kit
+      .http()
+      .get('/v1/login_activities?sort=-id')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(newestFirst.body.data).toHaveLength(3);
+  });
+});
