@@ -56,6 +56,34 @@ describe('conditional GET of list replies (ETag, If-None-Match, Cache-Control)',
     expect(head.status).toBe(304);
   });
 
+  it('answers 304 whatever Cache-Control the request carries (fetch() adds no-cache)', async () => {
+    const first = await get('/v1/login_activities').expect(200);
+    for (const cacheControl of ['no-cache', 'max-age=0', 'no-store']) {
+      const response = await get('/v1/login_activities', first.headers.etag).set(
+        'Cache-Control',
+        cacheControl,
+      );
+      expect({ cacheControl, status: response.status }).toEqual({ cacheControl, status: 304 });
+    }
+    await get('/v1/login_activities')
+      .set('Pragma', 'no-cache')
+      .set('If-None-Match', first.headers.etag)
+      .expect(304);
+  });
+
+  it('spends nothing of the rate-limit budget on a 304, and still announces it', async () => {
+    const remaining = (response: { headers: Record<string, string> }) =>
+      Number(/r=(\d+)/.exec(response.headers.ratelimit)![1]);
+    const first = await get('/v1/users?limit=3').expect(200);
+    const notModified = await get('/v1/users?limit=3', first.headers.etag).expect(304);
+    expect(notModified.headers['ratelimit-policy']).toBeDefined();
+    expect(remaining(notModified)).toBe(remaining(first));
+    await get('/v1/users?limit=3', first.headers.etag).expect(304);
+    const after = await get('/v1/users?limit=3').expect(200);
+    // Two 304s later, only this 200 has spent a request since the first.
+    expect(remaining(after)).toBe(remaining(first) - 1);
+  });
+
   it('answers 200 with the page when If-None-Match holds another ETag', async () => {
     const response = await get('/v1/users?limit=10', '"something-else", W/"other"').expect(200);
     expect(response.body.data).toHaveLength(10);

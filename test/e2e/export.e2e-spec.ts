@@ -1,0 +1,167 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
+import { startTestApp, TestApp, UserRow } from '../kit';
+
+const NDJSON = 'application/x-ndjson';
+
+/** NDJSON export of the listings, and what it spends of the rate limit. */
+describe('NDJSON export (Accept: application/x-ndjson)', () => {
+  let kit: TestApp;
+  let token: string;
+  let scopedToken: string;
+  let users: UserRow[];
+
+  beforeAll(async () => {
+    kit = await startTestApp({
+      env: { EXPORT_ROWS_PER_REQUEST: '10', RATE_LIMIT_PER_MINUTE: '1000', TAIL_HOLDBACK_MS: '0' },
+    });
+    token = await kit.token();
+    const organization = await kit.data.organization();
+    scopedToken = await kit.token({ organizationId: organization.id });
+    users = await kit.data.many(12, (i) =>
+      kit.data.user({ organization_id: i % 2 === 0 ? organization.id : undefined }),
+    );
+    // More rows than one export chunk (1,000), so the export spans several statements.
+    const values = Array.from({ length: 2100 }, (_, i) => {
+      const user = users[i % users.length];
+      const ms = String(i % 1000).padStart(3, '0');
+      return `('${user.email}', 'password', NULL, '192.0.2.1', 0, ${i % 3 ? 1 : 0}, ${
+        i % 3 ? 'NULL' : "'invalid_credentials'"
+      }, 'jest', '2026-06-01 00:00:${String(i % 60).padStart(2, '0')}.${ms}', ${user.id}, NULL, ${user.organization_id})`;
+    });
+    await kit.dataSource.query(
+      `INSERT INTO login_activities (user_email, authentication_method, oauth_provider, ip_address,
+        otp_required, success, failure_reason, user_agent, created_at, user_id, session_id,
+        organization_id) VALUES ${values.join(', ')}`,
+    );
+  });
+
+  afterAll(() => kit.close());
+
+  const get = (path: string, bearer = token) =>
+    kit.http().get(path).set('Authorization', `Bearer ${bearer}`);
+
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { id: number });
+
+  async function pages(path: string, bearer = token) {
+    const items: unknown[] = [];
+    for (let page = 1; ; page++) {
+      const response = await get(`${path}&limit=100&page=${page}`, bearer).expect(200);
+      items.push(...response.body.data);
+      if (page >= response.body.pagination.page_count) return items;
+    }
+  }
+
+  it.each([
+    '/v1/login_activities?sort=id',
+    '/v1/login_activities?sort=-created_at&success=false',
+    '/v1/users?sort=name',
+    '/v1/users?sort=-updated_at',
+  ])('streams every row of %s, each line equal to the list item', async (path) => {
+    const response = await get(path).set('Accept', NDJSON).buffer(true).parse(textParser);
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe(`${NDJSON}; charset=utf-8`);
+    expect(response.headers['cache-control']).toBe('private, no-store');
+    expect(lines(response.body as string)).toEqual(await pages(path));
+  });
+
+  it('exports only what an organization-scoped token may see', async () => {
+    const path = '/v1/login_activities?sort=id';
+    const response = await get(path, scopedToken)
+      .set('Accept', NDJSON)
+      .buffer(true)
+      .parse(textParser);
+    const exported = lines(response.body as string);
+    expect(exported).toEqual(await pages(path, scopedToken));
+    expect(exported.length).toBe(1050);
+  });
+
+  it('caps the rows with limit and refuses page', async () => {
+    const capped = await get('/v1/login_activities?limit=7&sort=-id')
+      .set('Accept', NDJSON)
+      .buffer(true)
+      .parse(textParser);
+    expect(lines(capped.body as string).map((item) => item.id)).toEqual(
+      (await get('/v1/login_activities?limit=7&sort=-id').expect(200)).body.data.map(
+        (item: { id: number }) => item.id,
+      ),
+    );
+    const refused = await get('/v1/login_activities?page=2').set('Accept', NDJSON).expect(400);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.body.errors[0].parameter).toBe('page');
+  });
+
+  it('checks the token before negotiating the format, and answers 406 for a format it has not', async () => {
+    const anonymous = await kit.http().get('/v1/users').set('Accept', 'text/csv').expect(401);
+    expect(anonymous.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const csv = await get('/v1/users').set('Accept', 'text/csv').expect(406);
+    expect(csv.body.status).toBe(406);
+  });
+
+  it('spends one request of budget per EXPORT_ROWS_PER_REQUEST rows sent', async () => {
+    const budgetToken = await kit.token();
+    const remaining = async () => {
+      const response = await get('/v1/users?limit=1', budgetToken).expect(200);
+      return Number(/r=(\d+)/.exec(String(response.headers.ratelimit))![1]);
+    };
+    const before = await remaining();
+    await get('/v1/login_activities?limit=35', budgetToken).set('Accept', NDJSON).expect(200);
+    // The export itself (1), its 35 rows (3 more at 10 a request), and the request that reads it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await remaining()).toBe(before - 1 - 1 - 3);
+  });
+
+  it('ends a stream that fails midway without its final chunk, so the client sees a truncated transfer', async () => {
+    const server = kit.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, resolve));
+    const { port } = server.address() as AddressInfo;
+    // A fault, not a stand-in: the first chunk is read from the database, the second fails.
+    const repository = kit.app.get(LoginActivitiesRepository);
+    const original = repository.findFirst.bind(repository);
+    const findFirst = jest
+      .spyOn(repository, 'findFirst')
+      .mockImplementationOnce(original)
+      .mockImplementationOnce(async () => {
+        throw new Error('connection lost');
+      });
+    const outcome = await new Promise<{ complete: boolean; lines: number }>((resolve) => {
+      const request = httpRequest(
+        {
+          port,
+          path: '/v1/login_activities?sort=id',
+          headers: { Authorization: `Bearer ${token}`, Accept: NDJSON },
+        },
+        (response) => {
+          let text = '';
+          const done = () =>
+            resolve({ complete: response.complete, lines: text.split('\n').length - 1 });
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', done);
+          response.on('error', done);
+          response.on('aborted', done);
+        },
+      );
+      request.on('error', () => resolve({ complete: false, lines: -1 }));
+      request.end();
+    });
+    findFirst.mockRestore();
+    expect(outcome.complete).toBe(false);
+    expect(outcome.lines).toBe(1000);
+  });
+});
+
+function textParser(
+  response: NodeJS.ReadableStream & { setEncoding(encoding: string): void },
+  callback: (error: Error | null, body: string) => void,
+): void {
+  let text = '';
+  response.setEncoding('utf8');
+  response.on('data', (chunk: string) => (text += chunk));
+  response.on('end', () => callback(null, text));
+}
