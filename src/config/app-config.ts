@@ -35,6 +35,7 @@ export const configSchema = z.object({
   PAGE_LIMIT_MAX: integer(1, 10_000).default(100),
   COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   COUNT_CACHE_RECOUNT_TIMEOUT_MS: integer(100, 600_000).default(20_000),
+  COUNT_CACHE_FULL_RECOUNT_MS: integer(0, 86_400_000).default(600_000),
   TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
   CURSOR_SECRET: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
   TAIL_HOLDBACK_MS: integer(0, 600_000).default(5000),
@@ -84,6 +85,11 @@ export interface AppConfig {
    * past its time a total may still be served while that recount runs.
    */
   countCacheRecountTimeoutMs: number;
+  /**
+   * How often a cached total is counted in full, in the background (to take in deleted rows);
+   * in between it is advanced by counting only the rows appended since (ids above its maximum).
+   */
+  countCacheFullRecountMs: number;
   tokenCacheTtlMs: number;
   /** Signs `cursor` values; without it a key derived from the database's address is used. */
   cursorSecret: string;
@@ -190,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pagination: { defaultLimit: raw.PAGE_LIMIT_DEFAULT, maxLimit: raw.PAGE_LIMIT_MAX },
     countCacheTtlMs: raw.COUNT_CACHE_TTL_MS,
     countCacheRecountTimeoutMs: raw.COUNT_CACHE_RECOUNT_TIMEOUT_MS,
+    countCacheFullRecountMs: raw.COUNT_CACHE_FULL_RECOUNT_MS,
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
     cursorSecret: raw.CURSOR_SECRET ?? `listing-cursor:${raw.DATABASE_URL ?? raw.SQLITE_PATH}`,
     tailHoldbackMs: raw.TAIL_HOLDBACK_MS,

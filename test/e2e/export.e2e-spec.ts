@@ -63,7 +63,10 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     '/v1/users?sort=name',
     '/v1/users?sort=-updated_at',
   ])('streams every row of %s, each line equal to the list item', async (path) => {
-    const response = await get(path).set('Accept', NDJSON).buffer(true).parse(textParser);
+    const response = await get(path)
+      .set('Accept', NDJSON)
+      .buffer(true)
+      .parse(textParser as never);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe(`${NDJSON}; charset=utf-8`);
     expect(response.headers['cache-control']).toBe('private, no-store');
@@ -75,7 +78,7 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     const response = await get(path, scopedToken)
       .set('Accept', NDJSON)
       .buffer(true)
-      .parse(textParser);
+      .parse(textParser as never);
     const exported = lines(response.body as string);
     expect(exported).toEqual(await pages(path, scopedToken));
     expect(exported.length).toBe(1050);
@@ -85,7 +88,7 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     const capped = await get('/v1/login_activities?limit=7&sort=-id')
       .set('Accept', NDJSON)
       .buffer(true)
-      .parse(textParser);
+      .parse(textParser as never);
     expect(lines(capped.body as string).map((item) => item.id)).toEqual(
       (await get('/v1/login_activities?limit=7&sort=-id').expect(200)).body.data.map(
         (item: { id: number }) => item.id,

@@ -1,6 +1,11 @@
 import type { AddressInfo } from 'node:net';
+import type { components } from '../client/generated/listing-api';
 import { createListingClient, ListingClient } from '../client/listing-client';
-import { startTestApp, TestApp } from '../kit';
+import { parseLinks, startTestApp, TestApp } from '../kit';
+
+type Schemas = components['schemas'];
+/** A 200 carries a page as JSON (the NDJSON export is the other documented body). */
+const asPage = <T>(data: unknown) => data as T | undefined;
 
 /**
  * A consumer's view: the client generated from the checked-in openapi.json walks every page of
@@ -46,30 +51,33 @@ describe('the generated client', () => {
       });
       expect(error).toBeUndefined();
       expect(response.status).toBe(200);
-      if (!data || data.data.length === 0) break;
-      expect(data.pagination).toEqual({ current_page: page, limit: 5, page_count: 5 });
+      const body = asPage<Schemas['UserPage']>(data);
+      if (!body || body.data.length === 0) break;
+      expect(body.pagination).toEqual({ current_page: page, limit: 5, page_count: 5 });
       expect(response.headers.get('x-total-count')).toBe('23');
-      seen.push(...data.data.map((user) => user.id));
-      expect(data.data.every((user) => user.email.includes('@'))).toBe(true);
+      seen.push(...body.data.map((user) => user.id));
+      expect(body.data.every((user) => user.email.includes('@'))).toBe(true);
     }
     expect(seen).toEqual(userIds);
   });
 
-  it('walks every page of /v1/login_activities, keyset style', async () => {
+  it('walks /v1/login_activities by following Link: rel="next" (an opaque cursor)', async () => {
     const seen: number[] = [];
-    let after_id: number | undefined;
-    for (;;) {
-      const { data, error } = await client.GET('/v1/login_activities', {
-        params: { query: { limit: 10, ...(after_id ? { after_id } : {}) } },
+    let cursor: string | undefined;
+    for (let step = 0; step < 20; step++) {
+      const { data, error, response } = await client.GET('/v1/login_activities', {
+        params: { query: { limit: 10, ...(cursor ? { cursor } : {}) } },
       });
       expect(error).toBeUndefined();
-      const items = data?.data ?? [];
+      const items = asPage<Schemas['LoginActivityPage']>(data)?.data ?? [];
       if (items.length === 0) break;
       seen.push(...items.map((activity) => activity.id));
-      after_id = items[items.length - 1].id;
       for (const activity of items) {
         expect(activity.failure_reason === null).toBe(activity.success);
       }
+      const next = parseLinks(response.headers.get('link') ?? undefined).next;
+      cursor = new URL(next, 'http://x').searchParams.get('cursor') ?? undefined;
+      expect(cursor).toBeDefined();
     }
     expect(seen).toEqual(activityIds);
   });

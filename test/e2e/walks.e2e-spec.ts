@@ -1,6 +1,7 @@
 import { parseLinks, startTestApp, TestApp, UserRow } from '../kit';
 
 type Item = { id: number } & Record<string, unknown>;
+type PageBody = { data: Item[]; pagination: { current_page: number; page_count: number } };
 
 /**
  * Walks by `Link: rel="next"`: every row once, in order, by cursor; tail polling; mutable sort
@@ -44,8 +45,11 @@ describe('walks by Link: rel="next"', () => {
     const pages: { items: Item[]; current: number; pageCount: number; next?: string }[] = [];
     let url: string | undefined = path;
     while (url && pages.length < 100) {
-      const response = await get(url, bearer).expect(200);
-      const next = parseLinks(response.headers.link).next;
+      const response: { body: PageBody; headers: Record<string, string> } = await get(
+        url,
+        bearer,
+      ).expect(200);
+      const next: string | undefined = parseLinks(response.headers.link).next;
       pages.push({
         items: response.body.data,
         current: response.body.pagination.current_page,
@@ -191,7 +195,8 @@ describe('walks by Link: rel="next"', () => {
     );
     let url: string | undefined = parseLinks(first.headers.link).next;
     while (url) {
-      const response = await get(url).expect(200);
+      const response: { body: PageBody; headers: Record<string, string> } =
+        await get(url).expect(200);
       seen.push(...response.body.data.map((user: Item) => user.id));
       url = parseLinks(response.headers.link).next;
     }

@@ -6,7 +6,7 @@ import { ListUsersQueryDto } from '../../src/users/dto/list-users-query.dto';
 import { usersListing } from '../../src/users/users.listing';
 
 /** The parameters every listing shares (ListingQueryDto). */
-const SHARED = ['page', 'limit', 'sort', 'after_id', 'before_id'];
+const SHARED = ['page', 'limit', 'sort', 'after_id', 'before_id', 'cursor'];
 
 /** The documented (and validated) query parameters of a DTO class. */
 function parametersOf(dto: abstract new () => unknown): string[] {

@@ -17,6 +17,12 @@ interface Entry {
   recount: 'not started' | 'running' | 'ended';
 }
 
+/**
+ * Counts a total: afresh, or by advancing `previous` (the total it replaces, when there is one)
+ * with the rows appended since.
+ */
+export type TotalCounter = (previous?: ListingTotal) => Promise<ListingTotal>;
+
 /** How long one instance may hold the right to count a key before others count it themselves. */
 const LOCK_MS = 5_000;
 const POLL_MS = 25;
@@ -80,8 +86,8 @@ export class CountCache {
    */
   async get(
     key: string,
-    compute: () => Promise<ListingTotal>,
-    recount: () => Promise<ListingTotal> = compute,
+    compute: TotalCounter,
+    recount: TotalCounter = compute,
   ): Promise<ListingTotal> {
     const now = Date.now();
     const cached = this.entries.get(key);
@@ -105,11 +111,10 @@ export class CountCache {
   }
 
   /** Counts `key` once at a time; callers that arrive meanwhile share the result. */
-  private run(
-    key: string,
-    compute: () => Promise<ListingTotal>,
-    freshForMs: number,
-  ): Promise<ListingTotal> {
+  private run(key: string, counter: TotalCounter, freshForMs: number): Promise<ListingTotal> {
+    // The total this one replaces (expired, or about to), which the counter may advance.
+    const previous = this.entries.get(key)?.value;
+    const compute = () => counter(previous);
     const promise = (
       this.redis ? this.shared(key, compute, freshForMs) : this.counted(key, compute)
     ).finally(() => this.inFlight.delete(key));
@@ -117,7 +122,7 @@ export class CountCache {
     return promise;
   }
 
-  private refreshAhead(key: string, entry: Entry, recount: () => Promise<ListingTotal>): void {
+  private refreshAhead(key: string, entry: Entry, recount: TotalCounter): void {
     entry.recount = 'running';
     // A total another instance published counts as new only with more than the window left.
     this.run(key, recount, entry.expiresAt - entry.refreshFrom)

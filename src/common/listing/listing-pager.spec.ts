@@ -34,6 +34,8 @@ describe('ListingPager, time limits', () => {
     const config = loadConfig({
       COUNT_CACHE_TTL_MS: '1000',
       COUNT_CACHE_RECOUNT_TIMEOUT_MS: '20000',
+      // Every background recount is a full one here.
+      COUNT_CACHE_FULL_RECOUNT_MS: '0',
       DB_STATEMENT_TIMEOUT_MS: '5000',
     });
     const pager = new ListingPager(

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ProblemException } from '../problem-details/problem.exception';
-import { CountCache } from './count-cache';
+import { CountCache, TotalCounter } from './count-cache';
 import { ListingCursors, WalkPosition } from './listing-cursor';
 import { ListingExport } from './listing-export';
 import {
@@ -25,6 +25,7 @@ export class ListingPager {
 
   private readonly defaultLimit: number;
   private readonly tailHoldbackMs: number;
+  private readonly fullRecountMs: number;
 
   constructor(
     private readonly counts: CountCache,
@@ -33,6 +34,7 @@ export class ListingPager {
   ) {
     this.defaultLimit = config.pagination.defaultLimit;
     this.tailHoldbackMs = config.tailHoldbackMs;
+    this.fullRecountMs = config.countCacheFullRecountMs;
     this.options = {
       statementTimeoutMs: config.database.statementTimeoutMs,
       preparedStatements: config.database.preparedStatements > 0,
@@ -144,19 +146,20 @@ export class ListingPager {
     const { repository, criteria, key, limit } = walk;
     const offset = (pageNumber - 1) * limit;
     const keyset = splitKeyset(criteria);
-    // When this request is the one that counts, it reads its page in the count's snapshot.
+    // When this request counts in full, it reads its page in the count's snapshot.
     let countedWithPage: TItem[] | undefined;
-    const countWithPage = async () => {
+    const advance = this.totalCounter(repository, criteria, false);
+    const countWithPage: TotalCounter = async (previous) => {
+      if (previous) return advance(previous);
       const result = await repository.countAndFindPage(criteria, offset, limit, this.options);
       countedWithPage = result.items;
-      return result.total;
+      return { ...result.total, countedAt: Date.now() };
     };
     // A recount in the background has no request waiting for a page: it counts only, under the
     // recount's own time limit. (A keyset total is counted on the request's path, in parts.)
-    const recount = keyset
-      ? () => this.countKeyset(repository, keyset)
-      : () => repository.count(criteria, this.recountOptions);
-    const counted = await this.counts.get(key, keyset ? recount : countWithPage, recount);
+    const counted = keyset
+      ? await this.counts.get(key, () => this.countKeyset(repository, keyset))
+      : await this.counts.get(key, countWithPage, this.totalCounter(repository, criteria, true));
     // A page past the end is answered without walking the index to its end.
     const items =
       countedWithPage ??
@@ -170,10 +173,74 @@ export class ListingPager {
   private total<TItem extends { id: number }>(walk: Walk<TItem>): Promise<ListingTotal> {
     const { repository, criteria, key } = walk;
     const keyset = splitKeyset(criteria);
-    const count = keyset
-      ? () => this.countKeyset(repository, keyset)
-      : () => repository.count(criteria, this.options);
-    return this.counts.get(key, count);
+    return keyset
+      ? this.counts.get(key, () => this.countKeyset(repository, keyset))
+      : this.counts.get(
+          key,
+          this.totalCounter(repository, criteria, false),
+          this.totalCounter(repository, criteria, true),
+        );
+  }
+
+  /**
+   * Counts `criteria` afresh, or advances the total it replaces by counting only the rows appended
+   * since (ids above its maximum), a short range at the end of the id index. A full count, which
+   * takes in deleted rows, runs when there is no total yet and, once COUNT_CACHE_FULL_RECOUNT_MS
+   * has passed, in the background (`background`), under the recount's longer limit.
+   */
+  private totalCounter<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    criteria: ListingCriteria,
+    background: boolean,
+  ): TotalCounter {
+    const options = background ? this.recountOptions : this.options;
+    return async (previous) => {
+      if (previous && !(background && this.fullRecountDue(previous))) {
+        const appended = await repository.count(idsAbove(criteria, previous.maxId), options);
+        return {
+          total: previous.total + appended.total,
+          maxId: Math.max(previous.maxId, appended.maxId),
+          countedAt: previous.countedAt,
+        };
+      }
+      return { ...(await repository.count(criteria, options)), countedAt: Date.now() };
+    };
+  }
+
+  /** The same for a histogram of rows per id bucket (the totals of keyset walks). */
+  private bucketCounter<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    criteria: ListingCriteria,
+    background: boolean,
+  ): TotalCounter {
+    const options = background ? this.recountOptions : this.options;
+    return async (previous) => {
+      if (previous?.buckets && !(background && this.fullRecountDue(previous))) {
+        const appended = await repository.countByBucket(
+          idsAbove(criteria, previous.maxId),
+          KEYSET_BUCKET,
+          options,
+        );
+        const merged = new Map(previous.buckets);
+        for (const [bucket, rows] of appended.buckets ?? []) {
+          merged.set(bucket, (merged.get(bucket) ?? 0) + rows);
+        }
+        return {
+          total: previous.total + appended.total,
+          maxId: Math.max(previous.maxId, appended.maxId),
+          countedAt: previous.countedAt,
+          buckets: [...merged].sort(([a], [b]) => a - b),
+        };
+      }
+      return {
+        ...(await repository.countByBucket(criteria, KEYSET_BUCKET, options)),
+        countedAt: Date.now(),
+      };
+    };
+  }
+
+  private fullRecountDue(total: ListingTotal): boolean {
+    return total.countedAt === undefined || Date.now() - total.countedAt >= this.fullRecountMs;
   }
 
   /**
@@ -221,9 +288,10 @@ export class ListingPager {
   }
 
   /**
-   * The total of a keyset walk (`after_id=N`: ids above N) at a bounded cost per step: the rows
-   * beyond the next bucket boundary B (a multiple of KEYSET_BUCKET) are counted once per TTL and
-   * shared by every step of every walk inside that bucket; only the ids between N and B, at most
+   * The total of a keyset walk (`after_id=N`: ids above N; `before_id`: below) at a bounded cost
+   * per step: a histogram of the criteria's rows per id bucket (KEYSET_BUCKET ids), counted once
+   * and then advanced like any total, shared by every step of every walk over the same criteria,
+   * gives the rows beyond N's bucket; only the ids between N and its bucket's edge, at most
    * KEYSET_BUCKET of them on the primary key, are counted per step.
    */
   private async countKeyset<TItem extends { id: number }>(
@@ -231,27 +299,29 @@ export class ListingPager {
     keyset: Keyset,
   ): Promise<ListingTotal> {
     const { base, bound, upwards } = keyset;
-    const boundary = upwards
-      ? Math.ceil(bound / KEYSET_BUCKET) * KEYSET_BUCKET
-      : Math.floor(bound / KEYSET_BUCKET) * KEYSET_BUCKET;
-    // Beyond the boundary, and from the bound up to the boundary (or down, for before_id).
-    const [past, within] = upwards ? ['>', '<='] : ['<', '>='];
-    const beyond: Condition = {
-      sql: `t.id ${past} :keyset_boundary`,
-      params: { keyset_boundary: boundary },
-    };
-    const between: Condition = {
-      sql: `t.id ${past} :keyset_bound AND t.id ${within} :keyset_boundary`,
-      params: { keyset_bound: bound, keyset_boundary: boundary },
-    };
-    const beyondCriteria = { ...base, conditions: [...base.conditions, beyond] };
-    const [far, near] = await Promise.all([
-      this.counts.get(criteriaKey(repository.definition.resource, beyondCriteria), () =>
-        repository.count(beyondCriteria, this.options),
+    const bucket = Math.floor(bound / KEYSET_BUCKET);
+    const near: Condition = upwards
+      ? {
+          sql: 't.id > :keyset_bound AND t.id < :keyset_edge',
+          params: { keyset_bound: bound, keyset_edge: (bucket + 1) * KEYSET_BUCKET },
+        }
+      : {
+          sql: 't.id >= :keyset_edge AND t.id < :keyset_bound',
+          params: { keyset_bound: bound, keyset_edge: bucket * KEYSET_BUCKET },
+        };
+    const [histogram, within] = await Promise.all([
+      this.counts.get(
+        `${criteriaKey(repository.definition.resource, base)}|buckets`,
+        this.bucketCounter(repository, base, false),
+        this.bucketCounter(repository, base, true),
       ),
-      repository.count({ ...base, conditions: [...base.conditions, between] }, this.options),
+      repository.count({ ...base, conditions: [...base.conditions, near] }, this.options),
     ]);
-    return { total: far.total + near.total, maxId: Math.max(far.maxId, near.maxId) };
+    let beyond = 0;
+    for (const [index, rows] of histogram.buckets ?? []) {
+      if (upwards ? index > bucket : index < bucket) beyond += rows;
+    }
+    return { total: beyond + within.total, maxId: histogram.maxId };
   }
 }
 
@@ -260,6 +330,15 @@ const EXPORT_CHUNK_ROWS = 1000;
 
 /** Ids per keyset bucket: the most a keyset step counts by itself. */
 const KEYSET_BUCKET = 4096;
+
+/** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
+const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
+  ...criteria,
+  conditions: [
+    ...criteria.conditions,
+    { sql: 't.id > :counted_max_id', params: { counted_max_id: maxId }, idRange: true },
+  ],
+});
 
 interface Walk<TItem extends { id: number }> {
   repository: ListingRepository<TItem>;

@@ -11,6 +11,10 @@ import { expandStatement, Statement, StatementLimit } from './statement-limit';
 export interface ListingTotal {
   total: number;
   maxId: number;
+  /** When the rows were last counted in full (ms since the epoch); advanced totals keep it. */
+  countedAt?: number;
+  /** Rows per id bucket (`[bucket, rows]`, ascending), for totals of keyset walks. */
+  buckets?: [number, number][];
 }
 
 export interface PageOptions {
@@ -83,6 +87,33 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       (runner, limit) => this.countTotal(runner, limit, criteria),
       options,
     );
+  }
+
+  /** Rows per bucket of `bucketSize` ids (`FLOOR(id / bucketSize)`), with the highest id. */
+  async countByBucket(
+    criteria: ListingCriteria,
+    bucketSize: number,
+    options: PageOptions = {},
+  ): Promise<ListingTotal> {
+    const { where, params } = this.where(criteria);
+    const bucket = this.isMysql()
+      ? `t.id DIV ${Math.trunc(bucketSize)}`
+      : `t.id / ${Math.trunc(bucketSize)}`;
+    const rows = await this.withRunner(
+      false,
+      (runner, statementLimit) =>
+        statementLimit.run<{ bucket: unknown; n: unknown; max_id: unknown }>(runner, {
+          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MAX(t.id) AS max_id FROM \`${this.definition.table}\` t${where} GROUP BY ${bucket} ORDER BY bucket`,
+          params,
+        }),
+      options,
+    );
+    const buckets = rows.map((row): [number, number] => [Number(row.bucket), Number(row.n)]);
+    return {
+      total: buckets.reduce((sum, [, n]) => sum + n, 0),
+      maxId: rows.reduce((max, row) => Math.max(max, Number(row.max_id)), 0),
+      buckets,
+    };
   }
 
   /** Counts and reads the page in one snapshot. */
