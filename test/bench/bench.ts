@@ -14,9 +14,11 @@
  * ValidationPipe, envelope interceptor), the design's floor.
  * Every row reports the server's CPU time per request, read from /proc: steadier than req/s on a
  * machine whose speed drifts.
+ * `--walks` also runs the consumers' whole jobs (walks.ts: W1, W2, X1, K) against `mariadb --quick`.
+ * Every run's results are written to .bench/ (git-ignored) as JSON.
  */
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,6 +33,7 @@ import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from 
 import { type StageShare, summarizeProfiles } from './cpu-profile';
 import { readHostCpuTimes, stealPercent } from './host-cpu';
 import { checkTargets, isAppRow, scenarioOf, yardstickRowName } from './targets';
+import { benchWalks, WalkRow } from './walks';
 
 interface Scenario {
   name: string;
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       profile: { type: 'boolean', default: false },
       reference: { type: 'boolean', default: false },
+      walks: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -98,16 +102,25 @@ async function main(): Promise<void> {
     only,
     profile: values.profile,
     reference: values.reference,
+    walks: values.walks,
   };
 
   buildIfStale();
   loadListingScopes();
-  const results = new Map<string, { rows: Row[]; load: string }>();
+  const results = new Map<string, { rows: Row[]; walks: WalkRow[]; load: string }>();
   for (const name of names) {
     const before = loadAverage();
-    const rows = await benchSize(SIZES[name], options);
-    results.set(name, { rows, load: `load average ${before} before, ${loadAverage()} after` });
+    const { rows, walks } = await benchSize(SIZES[name], options);
+    const load = `load average ${before} before, ${loadAverage()} after`;
+    results.set(name, { rows, walks, load });
   }
+  mkdirSync('.bench', { recursive: true });
+  const file = `.bench/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+  writeFileSync(
+    file,
+    JSON.stringify({ options: values, results: Object.fromEntries(results) }, null, 2),
+  );
+  console.log(`[bench] results written to ${file}`);
   await printMachine();
   for (const [name, { rows, load }] of results) printTable(SIZES[name], rows, options, load);
   const small = results.get('small')?.rows.find((row) => row.scenario === 'S2');
@@ -138,9 +151,13 @@ interface BenchOptions {
   only?: Set<string>;
   profile: boolean;
   reference: boolean;
+  walks: boolean;
 }
 
-async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]> {
+async function benchSize(
+  size: BenchSize,
+  options: BenchOptions,
+): Promise<{ rows: Row[]; walks: WalkRow[] }> {
   const url = await ensureBenchDatabase(size);
   const dataSource = await openBenchDataSource(url);
   let token: string;
@@ -221,7 +238,10 @@ async function benchSize(size: BenchSize, options: BenchOptions): Promise<Row[]>
         await waitForIdleDatabase(url);
       }
     }
-    return rows;
+    const walks = options.walks
+      ? await benchWalks(server, url, token, maxActivityId, options.only)
+      : [];
+    return { rows, walks };
   } finally {
     await server.stop();
     for (const yardstick of yardsticks.values()) await yardstick.stop();
