@@ -157,6 +157,52 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     expect(outcome.complete).toBe(false);
     expect(outcome.lines).toBe(1000);
   });
+
+  it('stops reading the database when the client leaves', async () => {
+    const server = kit.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, resolve));
+    const { port } = server.address() as AddressInfo;
+    const repository = kit.app.get(LoginActivitiesRepository);
+    const findFirst = jest.spyOn(repository, 'findFirst');
+    // 64 chunks' worth of rows: more than the sockets' buffers hold.
+    for (let i = 0; i < 5; i++) {
+      await kit.dataSource.query(
+        `INSERT INTO login_activities (user_email, authentication_method, ip_address, otp_required,
+          success, user_agent, created_at, user_id, organization_id)
+         SELECT user_email, authentication_method, ip_address, otp_required, success, user_agent,
+          created_at, user_id, organization_id FROM login_activities`,
+      );
+    }
+    await new Promise<void>((resolve) => {
+      const request = httpRequest(
+        {
+          port,
+          path: '/v1/login_activities?sort=id',
+          headers: { Authorization: `Bearer ${token}`, Accept: NDJSON },
+        },
+        (response) => {
+          // The client takes the first bytes, stops reading, and leaves.
+          response.once('data', () => {
+            response.pause();
+            setTimeout(() => {
+              request.destroy();
+              resolve();
+            }, 300);
+          });
+        },
+      );
+      request.on('error', () => undefined);
+      request.end();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const reads = findFirst.mock.calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const later = findFirst.mock.calls.length;
+    findFirst.mockRestore();
+    // No chunk was read after the first second, and far fewer than the 67 of a whole export.
+    expect(later).toBe(reads);
+    expect(reads).toBeLessThan(40);
+  });
 });
 
 function textParser(
