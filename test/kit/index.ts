@@ -6,3 +6,4 @@ export * from './test-database';
 export * from './links';
 export * from './tcp-proxy';
 export * from './eventually';
+export * from './listing-contract';

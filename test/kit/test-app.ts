@@ -42,6 +42,21 @@ export interface TokenOptions {
   name?: string;
 }
 
+type PendingRequest = ReturnType<TestAgent['get']>;
+
+/**
+ * Requests with one token: `kit.as(token).get('/v1/users?limit=5')` sets the bearer header and,
+ * like `kit.http()`, holds every reply to the contract.
+ */
+export interface ApiClient {
+  /** The bearer token the client sends. */
+  readonly token: string;
+  get(path: string): PendingRequest;
+  head(path: string): PendingRequest;
+  /** Any other method, e.g. `request('post', '/v1/users')` for a 405. */
+  request(method: string, path: string): PendingRequest;
+}
+
 export interface TestApp {
   app: INestApplication;
   config: AppConfig;
@@ -60,6 +75,13 @@ export interface TestApp {
   /** Issues a real token (every registered scope unless told otherwise) and returns its value. */
   token: (options?: TokenOptions) => Promise<string>;
   tokenWithId: (options?: TokenOptions) => Promise<{ id: number; token: string }>;
+  /** A client that sends `token` on every request: `kit.as(token).get(path)`. */
+  as: (token: string) => ApiClient;
+  /**
+   * Issues a token and returns its client, in one line:
+   * `const acme = await kit.client({ scopes: ['users:read'], organizationId: org.id })`.
+   */
+  client: (options?: TokenOptions) => Promise<ApiClient>;
   /** The log lines written so far, parsed (needs `captureLogs: true`). */
   logs: () => Record<string, unknown>[];
   /** The same lines as raw text, to show that a value (a token) appears nowhere in them. */
@@ -127,16 +149,31 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const contract = options.imports?.length
     ? ContractValidator.checkedIn().extendedWith(buildOpenApiDocument(app))
     : ContractValidator.checkedIn();
+  const http = () => contractCheckedAgent(request(server), contract);
+  const as = (token: string): ApiClient => {
+    const send = (method: string, path: string): PendingRequest => {
+      const agent = http() as unknown as Record<string, (url: string) => PendingRequest>;
+      return agent[method.toLowerCase()](path).set('Authorization', `Bearer ${token}`);
+    };
+    return {
+      token,
+      get: (path) => send('get', path),
+      head: (path) => send('head', path),
+      request: send,
+    };
+  };
   return {
     app,
     config,
     database,
     dataSource,
     data: new DataFactory(dataSource),
-    http: () => contractCheckedAgent(request(server), contract),
+    http,
     contract,
     token: async (tokenOptions) => (await tokenWithId(tokenOptions)).token,
     tokenWithId,
+    as,
+    client: async (tokenOptions) => as((await tokenWithId(tokenOptions)).token),
     logs: () => {
       if (!captured) throw new Error('start the app with { captureLogs: true } to read its logs');
       return captured.lines();

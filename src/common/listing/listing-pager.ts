@@ -59,15 +59,18 @@ export class ListingPager {
     }
     const position = this.cursors.decode(walk.binding, query.cursor);
     const value = repository.sortParameter(walk.criteria.sortColumn, position.value);
-    const [counted, items] = await Promise.all([
+    // One row more than the page says whether the walk goes on, whatever the (cached) total.
+    const [counted, read] = await Promise.all([
       this.total(walk),
       repository.findFirst(
         afterPosition(walk.criteria, { ...position, value }),
-        walk.limit,
+        walk.limit + 1,
         this.options,
       ),
     ]);
-    return this.page(walk, items, position.offset, counted.total, position);
+    const more = read.length > walk.limit;
+    const items = more ? read.slice(0, walk.limit) : read;
+    return this.page(walk, items, position.offset, counted.total, more, position);
   }
 
   /**
@@ -166,7 +169,7 @@ export class ListingPager {
       (offset < counted.total
         ? await repository.findPageAfterCount(criteria, offset, limit, counted, this.options)
         : []);
-    return this.page(walk, items, offset, counted.total);
+    return this.page(walk, items, offset, counted.total, offset + items.length < counted.total);
   }
 
   /** The total of a cursor step: the walk's own, shared by all its steps and its numbered pages. */
@@ -253,6 +256,8 @@ export class ListingPager {
     items: TItem[],
     offset: number,
     total: number,
+    /** Rows follow this page's in the walk's order. */
+    more: boolean,
     from?: WalkPosition,
   ): Page<TItem> {
     const { criteria, limit } = walk;
@@ -261,9 +266,8 @@ export class ListingPager {
     const last = shown.at(-1);
     const after = offset + shown.length;
     let next: WalkPosition | undefined;
-    // A full page may have more after it even at the total: a row whose sort key changed during
-    // the walk comes again later in it.
-    if (last && (tail || after < total || shown.length === limit)) {
+    // Held-back rows (or none yet) end an ascending id walk for now, not for good: it goes on.
+    if (last && (tail || more)) {
       next = {
         value: walk.repository.sortValueOf(last, criteria.sortColumn),
         id: last.id,

@@ -1,0 +1,59 @@
+import { AuditEventsModule, createAuditEventsTable } from '../extension/audit-events';
+import { describeListingContract, TestApp } from '../kit';
+
+/**
+ * The shared listing contract (test/kit/listing-contract.ts), run against every listing: the two
+ * of the service and the audit events a test module adds from outside src. Each file of a module
+ * covers only what is its own.
+ */
+const ids = (rows: { id: number }[]) => rows.map((row) => row.id);
+
+describeListingContract({
+  name: 'users',
+  path: '/v1/users',
+  scope: 'users:read',
+  seed: async (kit, count, organizationId) => {
+    const role = await kit.data.role();
+    return ids(
+      await kit.data.many(count, () =>
+        kit.data.user({ organization_id: organizationId, role_id: role.id }),
+      ),
+    );
+  },
+});
+
+describeListingContract({
+  name: 'login activities',
+  path: '/v1/login_activities',
+  scope: 'login_activities:read',
+  seed: async (kit, count, organizationId) => {
+    const user = await kit.data.user({ organization_id: organizationId });
+    return ids(
+      await kit.data.many(count, (i) => kit.data.loginActivity({ user, success: i % 3 !== 0 })),
+    );
+  },
+  // An attempt with an e-mail no user has belongs to no organization.
+  seedWithoutOrganization: async (kit, count) =>
+    ids(await kit.data.many(count, () => kit.data.loginActivity({ success: false }))),
+});
+
+let auditEvents = 0;
+const auditEvent = (kit: TestApp, organizationId: number | null) => {
+  auditEvents += 1;
+  return kit.data.row('audit_events', {
+    organization_id: organizationId,
+    actor_id: auditEvents % 2 === 0 ? 7 : null,
+    action: 'sign_in',
+    created_at: new Date(Date.UTC(2026, 10, 1, 0, 0, auditEvents % 7)),
+  });
+};
+
+describeListingContract({
+  name: 'audit events (a module outside src)',
+  path: '/v1/audit_events',
+  scope: 'audit_events:read',
+  imports: [AuditEventsModule],
+  prepare: (kit) => createAuditEventsTable(kit.dataSource),
+  seed: (kit, count, organizationId) => kit.data.many(count, () => auditEvent(kit, organizationId)),
+  seedWithoutOrganization: (kit, count) => kit.data.many(count, () => auditEvent(kit, null)),
+});
