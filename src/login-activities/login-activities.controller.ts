@@ -27,8 +27,6 @@ export class LoginActivitiesController {
     @CurrentPrincipal() principal: Principal,
     @ListingFormat() format: ListingFormat,
   ): Promise<Page<LoginActivityView> | ListingExport> {
-    return format === 'ndjson'
-      ? this.activities.export(query, principal)
-      : this.activities.list(query, principal);
+    return this.activities.list(query, principal, format);
   }
 }

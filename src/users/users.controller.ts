@@ -24,8 +24,6 @@ export class UsersController {
     @CurrentPrincipal() principal: Principal,
     @ListingFormat() format: ListingFormat,
   ): Promise<Page<UserView> | ListingExport> {
-    return format === 'ndjson'
-      ? this.users.export(query, principal)
-      : this.users.list(query, principal);
+    return this.users.list(query, principal, format);
   }
 }

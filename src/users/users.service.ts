@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal';
 import { ListingPager } from '../common/listing/listing-pager';
 import type { ListingExport } from '../common/listing/listing-export';
+import type { ListingFormat } from '../common/listing/listing-format.decorator';
 import type { Page } from '../common/listing/page';
 import type { ListUsersQueryDto } from './dto/list-users-query.dto';
 import type { UserView } from './dto/user.view';
@@ -14,11 +15,11 @@ export class UsersService {
     private readonly pager: ListingPager,
   ) {}
 
-  list(query: ListUsersQueryDto, principal: Principal): Promise<Page<UserView>> {
-    return this.pager.paginate(this.users, query, principal);
-  }
-
-  export(query: ListUsersQueryDto, principal: Principal): Promise<ListingExport> {
-    return this.pager.export(this.users, query, principal);
+  list(
+    query: ListUsersQueryDto,
+    principal: Principal,
+    format: ListingFormat,
+  ): Promise<Page<UserView> | ListingExport> {
+    return this.pager.list(this.users, query, principal, format);
   }
 }

@@ -246,6 +246,28 @@ export function describeListingContract(listing: ListingContract): void {
       expect(idsOf(followed.body)).toEqual(rest.slice(8, 12));
     });
 
+    it('exports every row as NDJSON (Accept: application/x-ndjson), each line equal to the list item', async () => {
+      const page = await list(api, '?limit=100&sort=-id');
+      expect(page.body.pagination.page_count).toBe(1);
+      const response = await api
+        .get(`${listing.path}?sort=-id`)
+        .set('Accept', 'application/x-ndjson')
+        .buffer(true)
+        .parse((reply, done) => {
+          let text = '';
+          reply.setEncoding('utf8');
+          reply.on('data', (chunk: string) => (text += chunk));
+          reply.on('end', () => done(null, text));
+        })
+        .expect(200);
+      expect(response.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+      const lines = String(response.body)
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Item);
+      expect(lines).toEqual(page.body.data);
+    });
+
     it('walks every row exactly once, in order, following Link rel="next" verbatim', async () => {
       for (const query of ['?limit=7', '?limit=7&sort=-id', '?limit=6&sort=-created_at']) {
         const sort = new URLSearchParams(query).get('sort');

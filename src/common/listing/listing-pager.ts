@@ -5,6 +5,7 @@ import { ProblemException } from '../problem-details/problem.exception';
 import { CountCache, TotalCounter } from './count-cache';
 import { ListingCursors, WalkPosition } from './listing-cursor';
 import { ListingExport } from './listing-export';
+import type { ListingFormat } from './listing-format.decorator';
 import {
   afterPosition,
   buildCriteria,
@@ -43,6 +44,18 @@ export class ListingPager {
       ...this.options,
       statementTimeoutMs: config.countCacheRecountTimeoutMs,
     };
+  }
+
+  /** The request's page, or with `ndjson` its export: what a listing's service answers. */
+  list<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    query: ListingQuery,
+    principal: Principal,
+    format: ListingFormat,
+  ): Promise<Page<TItem> | ListingExport> {
+    return format === 'ndjson'
+      ? this.export(repository, query, principal)
+      : this.paginate(repository, query, principal);
   }
 
   async paginate<TItem extends { id: number }>(

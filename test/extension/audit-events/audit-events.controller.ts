@@ -3,6 +3,8 @@ import { CurrentPrincipal, RequireScopes } from '../../../src/common/auth/auth.d
 import type { Principal } from '../../../src/common/auth/principal';
 import { ApiListing } from '../../../src/common/listing/api-listing.decorator';
 import { ListingPager } from '../../../src/common/listing/listing-pager';
+import type { ListingExport } from '../../../src/common/listing/listing-export';
+import { ListingFormat } from '../../../src/common/listing/listing-format.decorator';
 import type { Page } from '../../../src/common/listing/page';
 import { AuditEventView } from './audit-event.view';
 import { AUDIT_EVENTS_READ } from './audit-events.listing';
@@ -22,7 +24,8 @@ export class AuditEventsController {
   list(
     @Query() query: ListAuditEventsQueryDto,
     @CurrentPrincipal() principal: Principal,
-  ): Promise<Page<AuditEventView>> {
-    return this.pager.paginate(this.events, query, principal);
+    @ListingFormat() format: ListingFormat,
+  ): Promise<Page<AuditEventView> | ListingExport> {
+    return this.pager.list(this.events, query, principal, format);
   }
 }
