@@ -1,22 +1,15 @@
-import type { Type } from '@nestjs/common';
-import type { Principal } from '../../src/common/auth/principal';
-import { buildCriteria } from '../../src/common/listing/listing-criteria';
 import { sortKeys } from '../../src/common/listing/listing-definition';
-import type { ListingQuery } from '../../src/common/listing/listing-query.dto';
-import type { ListingRepository } from '../../src/common/listing/listing.repository';
-import { QueryValidationPipe } from '../../src/common/validation/query-validation.pipe';
 import { ListingIndexes1763856000000 } from '../../src/database/migrations/1763856000000-listing-indexes';
 import { seedDemoData } from '../../src/database/seed/demo-data';
-import { ListLoginActivitiesQueryDto } from '../../src/login-activities/dto/list-login-activities-query.dto';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
-import { ListUsersQueryDto } from '../../src/users/dto/list-users-query.dto';
 import { UsersRepository } from '../../src/users/users.repository';
 import { startTestApp, TestApp } from '../kit';
 
 /**
  * Every filter and every sort of both listings, alone, combined and under an organization scope,
- * must be served by an index: the test EXPLAINs the statements the repository really runs (the
- * count and the page's id query) on a few thousand realistic rows with fresh statistics.
+ * must be served by an index: the test EXPLAINs the statements a request really runs (the count
+ * and the page, caught on their way to the driver) on a few thousand realistic rows with fresh
+ * statistics.
  * MySQL/MariaDB: no `type = ALL` row. SQLite: no plain `SCAN <table>` (a scan along an index is
  * the equivalent of MySQL's `type = index` and passes, as it does there). The test fails without
  * the listing-indexes migration (e.g. `success=false` counts become `type=ALL`).
@@ -24,10 +17,11 @@ import { startTestApp, TestApp } from '../kit';
 describe('listing indexes (EXPLAIN of every filter and sort)', () => {
   let kit: TestApp;
   let mysql: boolean;
-  const pipe = new QueryValidationPipe();
+  const tokens = new Map<number | null, Promise<string>>();
 
   beforeAll(async () => {
-    kit = await startTestApp();
+    // Every request counts afresh, so that each runs its count.
+    kit = await startTestApp({ env: { COUNT_CACHE_TTL_MS: '0' } });
     mysql = kit.dataSource.options.type === 'mysql';
     await seedDemoData(kit.dataSource, {
       users: 3000,
@@ -41,13 +35,6 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
   }, 120_000); // Seeding a few thousand rows; jest applies no project-level timeout.
 
   afterAll(() => kit.close());
-
-  const platform: Principal = {
-    tokenId: 1,
-    tokenName: 'platform',
-    scopes: new Set(),
-    organizationId: null,
-  };
 
   /** The rows a plan reads a listed table from without an index, as readable lines. */
   async function fullScans(sql: string, params: unknown[]): Promise<string[]> {
@@ -76,27 +63,53 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       .filter((detail) => !(walksPrimaryKey && detail === 'SCAN t'));
   }
 
-  /** The criteria of one request: its query parameters, validated, under an organization scope. */
-  function criteriaFor(
-    repository: ListingRepository<{ id: number }>,
-    dto: Type<unknown>,
+  const tokenFor = (organizationId: number | null): Promise<string> => {
+    if (!tokens.has(organizationId)) tokens.set(organizationId, kit.token({ organizationId }));
+    return tokens.get(organizationId)!;
+  };
+
+  /** The statements a request runs on the listed table, as the driver receives them. */
+  async function statementsOf(
+    path: string,
     params: Record<string, string>,
     organizationId: number | null,
-  ) {
-    const query = pipe.transform(params, { type: 'query', metatype: dto }) as ListingQuery;
-    return buildCriteria(repository.definition, query, { ...platform, organizationId });
+  ): Promise<{ name: string; sql: string; params: unknown[] }[]> {
+    const driver = kit.dataSource.driver;
+    const escape = jest.spyOn(driver, 'escapeQueryWithParameters');
+    try {
+      await kit
+        .http()
+        .get(`${path}?${new URLSearchParams(params).toString()}`)
+        .set('Authorization', `Bearer ${await tokenFor(organizationId)}`)
+        .expect(200);
+      return escape.mock.results
+        .filter((result) => result.type === 'return')
+        .map((result) => result.value as [string, unknown[]])
+        .filter(([sql]) => /FROM `(users|login_activities)` t\b/.test(sql))
+        .map(([sql, values]) => ({
+          // Counts: the total, or a keyset walk's histogram of rows per id bucket.
+          name: /COUNT\(\*\)/.test(sql) ? 'count' : 'page',
+          sql,
+          params: values,
+        }));
+    } finally {
+      escape.mockRestore();
+    }
   }
 
-  /** The statements of one request that read a table without an index, described. */
+  /** The statements of one request (page 3 of 20) that read a table without an index, described. */
   async function unindexed(
-    repository: ListingRepository<{ id: number }>,
-    dto: Type<unknown>,
+    path: string,
     params: Record<string, string>,
     organizationId: number | null,
   ): Promise<string[]> {
-    const criteria = criteriaFor(repository, dto, params, organizationId);
     const problems: string[] = [];
-    for (const statement of repository.describeQueries(criteria, 40, 20)) {
+    const statements = await statementsOf(
+      path,
+      { ...params, page: '3', limit: '20' },
+      organizationId,
+    );
+    for (const statement of statements) {
       const scans = await fullScans(statement.sql, statement.params);
       if (scans.length) {
         const label = `?${new URLSearchParams(params).toString()} scope=${organizationId ?? '-'}`;
@@ -137,14 +150,12 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     let checked = 0;
     for (const params of combinations(filters, sortKeys(repository.definition))) {
       for (const scope of [null, Number(user.organization_id)]) {
-        problems.push(...(await unindexed(repository, ListUsersQueryDto, params, scope)));
+        problems.push(...(await unindexed('/v1/users', params, scope)));
         checked += 1;
       }
     }
-    problems.push(...(await unindexed(repository, ListUsersQueryDto, { after_id: '1500' }, null)));
-    problems.push(
-      ...(await unindexed(repository, ListUsersQueryDto, { before_id: '1500', sort: '-id' }, 3)),
-    );
+    problems.push(...(await unindexed('/v1/users', { after_id: '1500' }, null)));
+    problems.push(...(await unindexed('/v1/users', { before_id: '1500', sort: '-id' }, 3)));
     expect(checked).toBeGreaterThan(150);
     expect(problems).toEqual([]);
   }, 60_000);
@@ -167,21 +178,19 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       created_from: '2026-10-01T00:00:00Z',
       created_to: '2026-10-15T00:00:00-05:00',
     };
-    const dto = ListLoginActivitiesQueryDto;
     const scope = Number(activity.organization_id);
     const problems: string[] = [];
     let checked = 0;
     for (const params of combinations(filters, sortKeys(repository.definition))) {
       for (const organizationId of [null, scope]) {
-        problems.push(...(await unindexed(repository, dto, params, organizationId)));
+        problems.push(...(await unindexed('/v1/login_activities', params, organizationId)));
         checked += 1;
       }
     }
-    problems.push(...(await unindexed(repository, dto, { after_id: '3000' }, null)));
+    problems.push(...(await unindexed('/v1/login_activities', { after_id: '3000' }, null)));
     problems.push(
       ...(await unindexed(
-        repository,
-        dto,
+        '/v1/login_activities',
         { before_id: '3000', sort: '-id', success: 'false' },
         scope,
       )),
@@ -192,29 +201,37 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
 
   it('reads a short walk along the primary key straight, without the deferred join, lookups by primary key', async () => {
     const plan = async (
-      repository: ListingRepository<{ id: number }>,
-      dto: Type<unknown>,
+      path: string,
       params: Record<string, string>,
       offset: number,
       limit: number,
     ) => {
-      const criteria = criteriaFor(repository, dto, params, null);
-      const statements = repository.describeQueries(criteria, offset, limit);
+      const statements = await statementsOf(
+        path,
+        { ...params, page: String(offset / limit + 1), limit: String(limit) },
+        null,
+      );
       const page = statements.find((statement) => statement.name === 'page')!;
       const rows: Record<string, unknown>[] = await kit.dataSource.query(
         `${mysql ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} ${page.sql}`,
         page.params,
       );
       return {
-        names: statements.map((statement) => statement.name),
+        // `page ids`: the page's ids are walked first, then read (the deferred join).
+        names: [
+          ...new Set(
+            statements.flatMap((statement) =>
+              /\) p JOIN/.test(statement.sql) ? ['page ids', 'page'] : [statement.name],
+            ),
+          ),
+        ],
         // MySQL/MariaDB: table and key of each row; SQLite: the plan's lines.
         steps: rows.map((row) =>
           mysql ? `${String(row.table)} ${String(row.key)}` : String(row.detail),
         ),
       };
     };
-    const activities = kit.app.get(LoginActivitiesRepository);
-    const dto = ListLoginActivitiesQueryDto;
+    const activities = '/v1/login_activities';
     const primaryKeyWalk = mysql ? ['t PRIMARY'] : [expect.stringMatching(/^(SCAN|SEARCH) t\b/)];
     for (const [params, offset, limit] of [
       [{}, 0, 100],
@@ -222,7 +239,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       [{ after_id: '3000' }, 0, 20],
       [{ before_id: '3000', sort: '-id' }, 0, 20],
     ] as const) {
-      const { names, steps } = await plan(activities, dto, params, offset, limit);
+      const { names, steps } = await plan(activities, params, offset, limit);
       expect({ params, names, steps }).toEqual({
         params,
         names: ['count', 'page'],
@@ -232,8 +249,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     // A listing with lookups (users: role and organization names) walks its own primary key as
     // well, and looks each of the page's rows up by primary key, never starting from the lookup
     // table (with joins, the optimizer started from roles and sorted).
-    const users = kit.app.get(UsersRepository);
-    const usersPage = await plan(users, ListUsersQueryDto, {}, 0, 20);
+    const usersPage = await plan('/v1/users', {}, 0, 20);
     expect(usersPage.names).toEqual(['count', 'page']);
     expect(usersPage.steps[0]).toEqual(primaryKeyWalk[0]);
     const lookupSteps = mysql
@@ -245,10 +261,10 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     expect(lookupSteps).toEqual([lookupByPrimaryKey, lookupByPrimaryKey]);
     // Deeper, filtered or sorted otherwise: the page's ids are walked first.
     const deferred = ['count', 'page ids', 'page'];
-    expect((await plan(activities, dto, {}, 200, 20)).names).toEqual(deferred);
-    expect((await plan(activities, dto, { success: 'false' }, 0, 20)).names).toEqual(deferred);
-    expect((await plan(activities, dto, { sort: '-created_at' }, 0, 20)).names).toEqual(deferred);
-    expect((await plan(users, ListUsersQueryDto, { sort: 'name' }, 0, 20)).names).toEqual(deferred);
+    expect((await plan(activities, {}, 200, 20)).names).toEqual(deferred);
+    expect((await plan(activities, { success: 'false' }, 0, 20)).names).toEqual(deferred);
+    expect((await plan(activities, { sort: '-created_at' }, 0, 20)).names).toEqual(deferred);
+    expect((await plan('/v1/users', { sort: 'name' }, 0, 20)).names).toEqual(deferred);
   });
 
   it('reverts and re-applies its migration cleanly', async () => {

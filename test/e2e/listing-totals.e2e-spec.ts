@@ -1,5 +1,4 @@
-import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
-import { LoginActivityRow, startTestApp, TestApp } from '../kit';
+import { LoginActivityRow, startTestApp, TestApp, watchStatements } from '../kit';
 
 /**
  * Totals (page_count, X-Total-Count) come from a short-lived cache; pages in the far half of a
@@ -61,8 +60,7 @@ describe('listing totals and deep pages', () => {
     );
 
     it('computes a total once for many concurrent requests on the same key', async () => {
-      const repository = kit.app.get(LoginActivitiesRepository);
-      const before = repository.countStatements;
+      const watch = watchStatements(kit.dataSource);
       const responses = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
           listAll(kit, token, `success=true&limit=2&page=${(i % 6) + 1}`),
@@ -72,7 +70,8 @@ describe('listing totals and deep pages', () => {
         expect(response.status).toBe(200);
         expect(response.headers['x-total-count']).toBe('25');
       }
-      expect(repository.countStatements - before).toBe(1);
+      expect(watch.fullCounts()).toBe(1);
+      watch.stop();
     });
 
     it('keeps rows current and far pages exact when rows are appended under a cached total', async () => {
@@ -142,8 +141,7 @@ describe('listing totals and deep pages', () => {
     afterAll(() => kit.close());
 
     it('counts every request and answers every page exactly', async () => {
-      const repository = kit.app.get(LoginActivitiesRepository);
-      const before = repository.countStatements;
+      const watch = watchStatements(kit.dataSource);
       const pages: number[] = [];
       for (const page of [1, 2, 3, 4, 5]) {
         const response = await listAll(kit, token, `sort=-created_at&limit=2&page=${page}`).expect(
@@ -153,7 +151,8 @@ describe('listing totals and deep pages', () => {
         pages.push(...response.body.data.map((item: { id: number }) => item.id));
       }
       expect(pages).toEqual(expectedOrder(rows, '-created_at'));
-      expect(repository.countStatements - before).toBe(5);
+      expect(watch.fullCounts()).toBe(5);
+      watch.stop();
       await makeRows(kit, 1, 9);
       const after = await listAll(kit, token, 'limit=2').expect(200);
       expect(after.headers['x-total-count']).toBe('10');

@@ -7,3 +7,4 @@ export * from './links';
 export * from './tcp-proxy';
 export * from './eventually';
 export * from './listing-contract';
+export * from './statements';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
-import { expandStatement, Statement, StatementLimit } from './statement-limit';
+import { Statement, StatementLimit } from './statement-limit';
 
 /**
  * A total as counted: how many rows matched, and the highest id among them (0 when none). The
@@ -73,9 +73,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   abstract readonly definition: ListingDefinition;
   /** The columns and lookups of the listing's items: the one query a listing writes. */
   protected abstract readonly itemQuery: ItemQuery;
-  /** Full counts this repository has run (read by tests to prove totals are shared). */
-  countStatements = 0;
-
   constructor(protected readonly dataSource: DataSource) {}
 
   /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
@@ -84,7 +81,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   async count(criteria: ListingCriteria, options: PageOptions = {}): Promise<ListingTotal> {
     return this.withRunner(
       false,
-      (runner, limit) => this.countTotal(runner, limit, criteria),
+      (runner, limit) => this.countIn(runner, limit, criteria),
       options,
     );
   }
@@ -126,7 +123,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.withRunner(
       true,
       async (runner, statementLimit) => {
-        const total = await this.countTotal(runner, statementLimit, criteria);
+        const total = await this.countIn(runner, statementLimit, criteria);
         const items = await this.pageIn(
           runner,
           statementLimit,
@@ -246,16 +243,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     );
   }
 
-  /** A full count of the listing (what the count cache saves). */
-  private countTotal(
-    runner: QueryRunner,
-    statementLimit: StatementLimit,
-    criteria: ListingCriteria,
-  ): Promise<ListingTotal> {
-    this.countStatements++;
-    return this.countIn(runner, statementLimit, criteria);
-  }
-
   private async countIn(
     runner: QueryRunner,
     statementLimit: StatementLimit,
@@ -296,28 +283,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     } finally {
       await runner.release();
     }
-  }
-
-  /**
-   * The statements a page runs (the count, the page's ids walked forward, and the whole page
-   * statement that joins them), as SQL and positional parameters: what the index test EXPLAINs.
-   */
-  describeQueries(
-    criteria: ListingCriteria,
-    offset: number,
-    limit: number,
-  ): { name: string; sql: string; params: unknown[] }[] {
-    const straight = this.straightPageStatement(criteria, offset, limit);
-    const ids = this.walkStatement(criteria, 't.id AS id', 'forward', { offset, limit });
-    return [
-      ['count', this.countStatement(criteria)] as const,
-      ...(straight
-        ? [['page', straight] as const]
-        : [['page ids', ids] as const, ['page', this.pageStatement(criteria, ids)] as const]),
-    ].map(([name, statement]) => {
-      const [sql, params] = expandStatement(this.dataSource, statement);
-      return { name, sql, params };
-    });
   }
 
   private countStatement(criteria: ListingCriteria): Statement {
