@@ -71,15 +71,10 @@ export class ListingPager {
       ]);
     }
     const position = this.cursors.decode(walk.binding, query.cursor);
-    const value = repository.sortParameter(walk.criteria.sortColumn, position.value);
     // One row more than the page says whether the walk goes on, whatever the (cached) total.
     const [counted, read] = await Promise.all([
       this.total(walk),
-      repository.findFirst(
-        afterPosition(walk.criteria, { ...position, value }),
-        walk.limit + 1,
-        this.options,
-      ),
+      repository.findFirst(after(walk, position), walk.limit + 1, this.options),
     ]);
     const more = read.length > walk.limit;
     const items = more ? read.slice(0, walk.limit) : read;
@@ -104,33 +99,20 @@ export class ListingPager {
       ]);
     }
     const walk = this.walkOf(repository, query, principal);
-    const { criteria } = walk;
     let position =
       query.cursor === undefined ? undefined : this.cursors.decode(walk.binding, query.cursor);
     let remaining = query.limit ?? Number.POSITIVE_INFINITY;
-    const tail = criteria.sortColumn === 'id' && criteria.direction === 'ASC';
     let ended = false;
     const read = async (): Promise<TItem[] | undefined> => {
       if (ended || remaining <= 0) return undefined;
       const rows = Math.min(EXPORT_CHUNK_ROWS, remaining);
-      const from = position
-        ? afterPosition(criteria, {
-            id: position.id,
-            value: repository.sortParameter(criteria.sortColumn, position.value),
-          })
-        : criteria;
+      const from = position ? after(walk, position) : walk.criteria;
       const items = await repository.findFirst(from, rows, this.options);
-      const shown = tail ? this.heldBack(items) : items;
+      const shown = walk.tail ? this.heldBack(items) : items;
       ended = shown.length < rows;
       remaining -= shown.length;
       const last = shown.at(-1);
-      if (last) {
-        position = {
-          value: repository.sortValueOf(last, criteria.sortColumn),
-          id: last.id,
-          offset: 0,
-        };
-      }
+      if (last) position = positionAfter(walk, last, 0);
       return shown.length > 0 ? shown : undefined;
     };
     return new ListingExport((await read()) ?? [], read);
@@ -152,6 +134,7 @@ export class ListingPager {
       binding: `${key}|${query.sort}|${principal.organizationId ?? '*'}`,
       limit: query.limit ?? this.defaultLimit,
       afterId: query.after_id,
+      tail: criteria.sortColumn === 'id' && criteria.direction === 'ASC',
     };
   }
 
@@ -273,19 +256,13 @@ export class ListingPager {
     more: boolean,
     from?: WalkPosition,
   ): Page<TItem> {
-    const { criteria, limit } = walk;
-    const tail = criteria.sortColumn === 'id' && criteria.direction === 'ASC';
+    const { limit, tail } = walk;
     const shown = tail ? this.heldBack(items) : items;
     const last = shown.at(-1);
-    const after = offset + shown.length;
     let next: WalkPosition | undefined;
     // Held-back rows (or none yet) end an ascending id walk for now, not for good: it goes on.
     if (last && (tail || more)) {
-      next = {
-        value: walk.repository.sortValueOf(last, criteria.sortColumn),
-        id: last.id,
-        offset: after,
-      };
+      next = positionAfter(walk, last, offset + shown.length);
     } else if (!last && tail && (from || offset === 0)) {
       // An empty tail: the next poll starts where this one did.
       next = from ?? { value: null, id: walk.afterId ?? 0, offset: 0 };
@@ -366,7 +343,27 @@ interface Walk<TItem extends { id: number }> {
   binding: string;
   limit: number;
   afterId?: number;
+  /** An ascending walk in id order: tail polling and the holdback apply. */
+  tail: boolean;
 }
+
+/** The criteria of the rows after `position` in `walk`'s order. */
+const after = <TItem extends { id: number }>(walk: Walk<TItem>, position: WalkPosition) =>
+  afterPosition(walk.criteria, {
+    id: position.id,
+    value: walk.repository.sortParameter(walk.criteria.sortColumn, position.value),
+  });
+
+/** The position just after `item`, with `offset` rows before it. */
+const positionAfter = <TItem extends { id: number }>(
+  walk: Walk<TItem>,
+  item: TItem,
+  offset: number,
+): WalkPosition => ({
+  value: walk.repository.sortValueOf(item, walk.criteria.sortColumn),
+  id: item.id,
+  offset,
+});
 
 interface Keyset {
   /** The criteria without the keyset bound. */
