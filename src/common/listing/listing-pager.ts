@@ -142,23 +142,17 @@ export class ListingPager {
     walk: Walk<TItem>,
     pageNumber: number,
   ): Promise<Page<TItem>> {
-    const { repository, criteria, key, limit } = walk;
+    const { repository, criteria, limit } = walk;
     const offset = (pageNumber - 1) * limit;
-    const keyset = splitKeyset(criteria);
     // When this request counts in full, it reads its page in the count's snapshot.
     let countedWithPage: TItem[] | undefined;
-    const advance = this.totalCounter(repository, criteria, false);
     const countWithPage: TotalCounter = async (previous) => {
-      if (previous) return advance(previous);
+      if (previous) return this.advancing(walk, false)(previous);
       const result = await repository.countAndFindPage(criteria, offset, limit, this.options);
       countedWithPage = result.items;
       return { ...result.total, countedAt: Date.now() };
     };
-    // A recount in the background has no request waiting for a page: it counts only, under the
-    // recount's own time limit. (A keyset total is counted on the request's path, in parts.)
-    const counted = keyset
-      ? await this.counts.get(key, () => this.countKeyset(repository, keyset))
-      : await this.counts.get(key, countWithPage, this.totalCounter(repository, criteria, true));
+    const counted = await this.total(walk, countWithPage);
     // A page past the end is answered without walking the index to its end.
     const items =
       countedWithPage ??
@@ -168,73 +162,42 @@ export class ListingPager {
     return this.page(walk, items, offset, counted.total, offset + items.length < counted.total);
   }
 
-  /** The total of a cursor step: the walk's own, shared by all its steps and its numbered pages. */
-  private total<TItem extends { id: number }>(walk: Walk<TItem>): Promise<ListingTotal> {
-    const { repository, criteria, key } = walk;
-    const keyset = splitKeyset(criteria);
-    return keyset
-      ? this.counts.get(key, () => this.countKeyset(repository, keyset))
-      : this.counts.get(
-          key,
-          this.totalCounter(repository, criteria, false),
-          this.totalCounter(repository, criteria, true),
-        );
+  /**
+   * The walk's total, cached per criteria: shared by all its cursor steps and numbered pages.
+   * `onMiss` counts when the request is the one counting (by default, count alone); a recount
+   * ahead of expiry runs in the background. A keyset total is worked out from its histogram.
+   */
+  private total<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    onMiss: TotalCounter = this.advancing(walk, false),
+  ): Promise<ListingTotal> {
+    const keyset = splitKeyset(walk.criteria);
+    if (keyset) return this.counts.get(walk.key, () => this.countKeyset(walk, keyset));
+    return this.counts.get(walk.key, onMiss, this.advancing(walk, true));
   }
 
   /**
-   * Counts `criteria` afresh, or advances the total it replaces by counting only the rows appended
-   * since (ids above its maximum), a short range at the end of the id index. A full count, which
-   * takes in deleted rows, runs when there is no total yet and, once COUNT_CACHE_FULL_RECOUNT_MS
-   * has passed, in the background (`background`), under the recount's longer limit.
+   * Counts afresh, or advances the total it replaces by counting only the rows appended since
+   * (ids above its maximum), a short range at the end of the id index. A full count, which takes
+   * in deleted rows, runs when there is no total yet and, once COUNT_CACHE_FULL_RECOUNT_MS has
+   * passed, in the background (`background`), under the recount's longer limit. `count` counts
+   * the walk's total by default; a keyset walk's histogram counts rows per id bucket.
    */
-  private totalCounter<TItem extends { id: number }>(
-    repository: ListingRepository<TItem>,
-    criteria: ListingCriteria,
+  private advancing<TItem extends { id: number }>(
+    walk: Walk<TItem>,
     background: boolean,
+    criteria: ListingCriteria = walk.criteria,
+    count: (criteria: ListingCriteria, options: PageOptions) => Promise<ListingTotal> = (
+      what,
+      options,
+    ) => walk.repository.count(what, options),
   ): TotalCounter {
     const options = background ? this.recountOptions : this.options;
     return async (previous) => {
       if (previous && !(background && this.fullRecountDue(previous))) {
-        const appended = await repository.count(idsAbove(criteria, previous.maxId), options);
-        return {
-          total: previous.total + appended.total,
-          maxId: Math.max(previous.maxId, appended.maxId),
-          countedAt: previous.countedAt,
-        };
+        return advanced(previous, await count(idsAbove(criteria, previous.maxId), options));
       }
-      return { ...(await repository.count(criteria, options)), countedAt: Date.now() };
-    };
-  }
-
-  /** The same for a histogram of rows per id bucket (the totals of keyset walks). */
-  private bucketCounter<TItem extends { id: number }>(
-    repository: ListingRepository<TItem>,
-    criteria: ListingCriteria,
-    background: boolean,
-  ): TotalCounter {
-    const options = background ? this.recountOptions : this.options;
-    return async (previous) => {
-      if (previous?.buckets && !(background && this.fullRecountDue(previous))) {
-        const appended = await repository.countByBucket(
-          idsAbove(criteria, previous.maxId),
-          KEYSET_BUCKET,
-          options,
-        );
-        const merged = new Map(previous.buckets);
-        for (const [bucket, rows] of appended.buckets ?? []) {
-          merged.set(bucket, (merged.get(bucket) ?? 0) + rows);
-        }
-        return {
-          total: previous.total + appended.total,
-          maxId: Math.max(previous.maxId, appended.maxId),
-          countedAt: previous.countedAt,
-          buckets: [...merged].sort(([a], [b]) => a - b),
-        };
-      }
-      return {
-        ...(await repository.countByBucket(criteria, KEYSET_BUCKET, options)),
-        countedAt: Date.now(),
-      };
+      return { ...(await count(criteria, options)), countedAt: Date.now() };
     };
   }
 
@@ -289,9 +252,10 @@ export class ListingPager {
    * KEYSET_BUCKET of them on the primary key, are counted per step.
    */
   private async countKeyset<TItem extends { id: number }>(
-    repository: ListingRepository<TItem>,
+    walk: Walk<TItem>,
     keyset: Keyset,
   ): Promise<ListingTotal> {
+    const { repository } = walk;
     const { base, bound, upwards } = keyset;
     const bucket = Math.floor(bound / KEYSET_BUCKET);
     const near: Condition = upwards
@@ -303,11 +267,13 @@ export class ListingPager {
           sql: 't.id >= :keyset_edge AND t.id < :keyset_bound',
           params: { keyset_bound: bound, keyset_edge: bucket * KEYSET_BUCKET },
         };
+    const byBucket = (criteria: ListingCriteria, options: PageOptions) =>
+      repository.countByBucket(criteria, KEYSET_BUCKET, options);
     const [histogram, within] = await Promise.all([
       this.counts.get(
         `${criteriaKey(repository.definition.resource, base)}|buckets`,
-        this.bucketCounter(repository, base, false),
-        this.bucketCounter(repository, base, true),
+        this.advancing(walk, false, base, byBucket),
+        this.advancing(walk, true, base, byBucket),
       ),
       repository.count({ ...base, conditions: [...base.conditions, near] }, this.options),
     ]);
@@ -324,6 +290,23 @@ const EXPORT_CHUNK_ROWS = 1000;
 
 /** Ids per keyset bucket: the most a keyset step counts by itself. */
 const KEYSET_BUCKET = 4096;
+
+/** `previous` with the rows appended since it was counted (and its histogram's buckets). */
+function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal {
+  const total: ListingTotal = {
+    total: previous.total + appended.total,
+    maxId: Math.max(previous.maxId, appended.maxId),
+    countedAt: previous.countedAt,
+  };
+  if (previous.buckets) {
+    const merged = new Map(previous.buckets);
+    for (const [bucket, rows] of appended.buckets ?? []) {
+      merged.set(bucket, (merged.get(bucket) ?? 0) + rows);
+    }
+    total.buckets = [...merged].sort(([a], [b]) => a - b);
+  }
+  return total;
+}
 
 /** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
 const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
