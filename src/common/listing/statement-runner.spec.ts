@@ -1,12 +1,12 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { StatementLimit } from './statement-limit';
+import { StatementRunner } from './statement-runner';
 
 /**
  * The client-side bound of a statement: the requests' (TypeORM's `maxQueryExecutionTime`, the
  * server's limit + 2 s), or longer for a limit that is longer (a total's recount in the
  * background), so that the client never gives up on a statement the server still allows.
  */
-describe('StatementLimit, client-side bound', () => {
+describe('StatementRunner, client-side bound', () => {
   const REQUEST_LIMIT_MS = 5000;
   const DATA_SOURCE_BOUND_MS = REQUEST_LIMIT_MS + 2000;
 
@@ -33,6 +33,7 @@ describe('StatementLimit, client-side bound', () => {
     ({
       connect: async () => connection,
       query: jest.fn(() => new Promise(() => undefined)),
+      broadcaster: { broadcast: jest.fn(async () => undefined) },
     }) as unknown as QueryRunner & { query: jest.Mock };
 
   const count = { sql: 'SELECT COUNT(*) AS total FROM `t` t', params: {} };
@@ -56,11 +57,11 @@ describe('StatementLimit, client-side bound', () => {
 
   it("holds a request's prepared statement to the data source's bound", async () => {
     const connection = silentConnection();
-    const limit = await StatementLimit.for(mariadb(), {
+    const statements = await StatementRunner.for(mariadb(), {
       timeoutMs: REQUEST_LIMIT_MS,
       prepared: true,
     });
-    expect(await givenUpAt(limit.run(runnerOn(connection), count), 30_000)).toBe(
+    expect(await givenUpAt(statements.run(runnerOn(connection), count), 30_000)).toBe(
       DATA_SOURCE_BOUND_MS,
     );
     expect(connection.destroy).toHaveBeenCalled();
@@ -70,8 +71,8 @@ describe('StatementLimit, client-side bound', () => {
     for (const prepared of [true, false]) {
       const connection = silentConnection();
       const runner = runnerOn(connection);
-      const limit = await StatementLimit.for(mariadb(), { timeoutMs: 20_000, prepared });
-      expect(await givenUpAt(limit.run(runner, count), 30_000)).toBe(22_000);
+      const statements = await StatementRunner.for(mariadb(), { timeoutMs: 20_000, prepared });
+      expect(await givenUpAt(statements.run(runner, count), 30_000)).toBe(22_000);
       const sent = prepared ? connection.execute : connection.query;
       expect(sent).toHaveBeenCalledWith(
         'SET STATEMENT max_statement_time=20 FOR SELECT COUNT(*) AS total FROM `t` t',
@@ -86,11 +87,11 @@ describe('StatementLimit, client-side bound', () => {
   it("sends a request's text statements through TypeORM, which bounds them itself", async () => {
     const connection = silentConnection();
     const runner = runnerOn(connection);
-    const limit = await StatementLimit.for(mariadb(), {
+    const statements = await StatementRunner.for(mariadb(), {
       timeoutMs: REQUEST_LIMIT_MS,
       prepared: false,
     });
-    void limit.run(runner, count);
+    void statements.run(runner, count);
     await jest.advanceTimersByTimeAsync(0);
     expect(runner.query).toHaveBeenCalledWith(
       'SET STATEMENT max_statement_time=5 FOR SELECT COUNT(*) AS total FROM `t` t',
