@@ -3,6 +3,7 @@ import { HealthIndicatorService } from '@nestjs/terminus';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { DatabaseAvailability } from '../database/database-availability';
 
 /** How long a probe waits for the database or Redis before calling it down. */
 export const PROBE_TIMEOUT_MS = 1000;
@@ -33,6 +34,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
+    private readonly availability: DatabaseAvailability,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     if (config.redisUrl) {
@@ -51,6 +53,8 @@ export class ReadinessIndicators implements OnModuleDestroy {
 
   async database() {
     const session = this.indicators.check('database');
+    // Not connected yet (boot with the database down): the background attempts say why.
+    if (!this.availability.isUp()) return session.down({ message: this.availability.reason() });
     const runner = this.dataSource.createQueryRunner('slave');
     const ping = runner.query('SELECT 1').finally(() => runner.release());
     try {
