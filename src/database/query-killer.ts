@@ -17,6 +17,11 @@ export interface ServerConnection {
 
 const killers = new WeakMap<DataSource, QueryKiller>();
 
+/**
+ * Connections per server. A KILL can take a while to return (MariaDB retries waking a statement
+ * that waits on a condition for up to a second): a few in parallel keep one from holding up the rest.
+ */
+const KILL_CONNECTIONS = 8;
 /** A kill that does not answer within this is given up; the connection is dropped instead. */
 const KILL_TIMEOUT_MS = 2000;
 
@@ -53,8 +58,8 @@ export class QueryKiller implements OnApplicationShutdown {
         user,
         password,
         ssl: ssl as never,
-        connectionLimit: 2,
-        maxIdle: 1,
+        connectionLimit: KILL_CONNECTIONS,
+        maxIdle: 2,
         idleTimeout: 30_000,
         connectTimeout: KILL_TIMEOUT_MS,
         queueLimit: 0,

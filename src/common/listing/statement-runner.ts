@@ -9,6 +9,10 @@ export { expandStatement, type Statement } from './sql-dialect';
 /** The error fields mysql2 gives a query that outlived its client-side `timeout`. */
 const QUERY_TIMEOUT = { code: 'PROTOCOL_SEQUENCE_TIMEOUT', errorno: 'PROTOCOL_SEQUENCE_TIMEOUT' };
 
+/** How often a KILL is sent to a statement that has not ended yet, and how long apart. */
+const KILL_ATTEMPTS = 5;
+const KILL_RETRY_MS = 100;
+
 const idIndexes = new WeakMap<DataSource, Map<string, Promise<string | undefined>>>();
 
 type StatementCallback = (error: Error | null, rows: unknown) => void;
@@ -93,10 +97,10 @@ export class StatementRunner {
   }
 
   /**
-   * `execution`, stopped on the server if the request's client leaves while it runs: KILL QUERY
-   * through the killer's own pool, and the connection is then dropped rather than given back (a
-   * KILL that arrived late must not hit the next request's statement on it). The request then
-   * fails with its AbandonedRequestError, so it starts nothing more.
+   * `execution`, stopped on the server if the request's client leaves while it runs (`stop`); the
+   * connection is then dropped rather than given back (a KILL that arrived late must not hit the
+   * next request's statement on it). The request then fails with its AbandonedRequestError, so it
+   * starts nothing more.
    */
   private async stoppedWithRequest<T>(
     runner: QueryRunner,
@@ -106,23 +110,19 @@ export class StatementRunner {
   ): Promise<T> {
     if (!signal) return execution;
     let stopping: Promise<void> | undefined;
-    const stop = () => {
-      const killer = QueryKiller.for(this.dataSource);
-      const threadId = connection.threadId;
-      stopping = (
-        killer && threadId !== null
-          ? killer.kill(connection, this.dialect.killQueryStatement(threadId))
-          : Promise.reject(new Error('nothing to send a KILL through'))
-      ).catch(() => connection.destroy()); // the statement's own callback then fails at once
-    };
-    signal.addEventListener('abort', stop, { once: true });
+    const settled = execution.then(
+      () => undefined,
+      () => undefined,
+    );
+    const onAbort = () => (stopping = this.stop(connection, settled));
+    signal.addEventListener('abort', onAbort, { once: true });
     let result: { rows: T } | { error: unknown };
     try {
       result = { rows: await execution };
     } catch (error) {
       result = { error };
     } finally {
-      signal.removeEventListener('abort', stop);
+      signal.removeEventListener('abort', onAbort);
     }
     if (stopping) {
       await stopping;
@@ -132,6 +132,33 @@ export class StatementRunner {
     stopIfAbandoned(signal);
     if ('error' in result) throw result.error;
     return result.rows;
+  }
+
+  /**
+   * KILL QUERY on the connection's id, through the killer's own pool, until its statement ends: a
+   * KILL that lands between two commands of one statement (mysql2 prepares, then executes) stops
+   * nothing, so it is sent again. Without a killer, or if it fails, the connection is dropped:
+   * the statement's own callback then fails at once.
+   */
+  private async stop(connection: MysqlConnection, settled: Promise<void>): Promise<void> {
+    const killer = QueryKiller.for(this.dataSource);
+    const threadId = connection.threadId;
+    if (killer && threadId !== null) {
+      const ended = () =>
+        Promise.race([
+          settled.then(() => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), KILL_RETRY_MS)),
+        ]);
+      try {
+        for (let attempt = 0; attempt < KILL_ATTEMPTS; attempt++) {
+          await killer.kill(connection, this.dialect.killQueryStatement(threadId));
+          if (await ended()) return;
+        }
+      } catch {
+        // dropped below
+      }
+    }
+    connection.destroy();
   }
 
   /**
