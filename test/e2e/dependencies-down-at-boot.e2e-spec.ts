@@ -78,6 +78,48 @@ describe('dependencies down at boot', () => {
     60_000,
   );
 
+  onMysql(
+    'listens with the read replica unreachable, and reads from it once it answers',
+    async () => {
+      const database = await createTestDatabase();
+      const server = new URL(MYSQL_SERVER_URL);
+      // The "replica" is the primary's own database behind a proxy that is down at boot.
+      const proxy = new TcpProxy(server.hostname, Number(server.port || 3306));
+      const replicaUrl = new URL(database.env.DATABASE_URL);
+      replicaUrl.host = `127.0.0.1:${await proxy.start()}`;
+      await proxy.stop();
+      let kit: TestApp | undefined;
+      try {
+        kit = await startTestApp({
+          database,
+          env: { DATABASE_REPLICA_URLS: replicaUrl.toString(), TOKEN_CACHE_TTL_MS: '0' },
+        });
+        const token = await kit.token({ scopes: ['users:read'] });
+        const http = kit.http;
+        await http().get('/health/live').expect(200);
+        const ready = await http().get('/health/ready').expect(503);
+        expect(ready.body.detail).toMatch(/^Not ready: replica is down \(/);
+        const down = await http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+        expect(down.status).toBe(503);
+        expect(down.headers['retry-after']).toMatch(/^\d+$/);
+
+        await proxy.start();
+        const up = await eventually(
+          () => http().get('/v1/users').set('Authorization', `Bearer ${token}`),
+          (response) => response.status === 200,
+          15_000,
+        );
+        expect(up.status).toBe(200);
+        await http().get('/health/ready').expect(200);
+      } finally {
+        await kit?.close();
+        await proxy.stop();
+        await database.drop();
+      }
+    },
+    60_000,
+  );
+
   onSqlite('on the embedded default, migrates and seeds the demo data before serving', async () => {
     const kit = await startTestApp({ env: { SEED_DEMO_DATA: 'true' } });
     try {
