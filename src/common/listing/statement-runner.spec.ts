@@ -1,4 +1,11 @@
+import { EventEmitter } from 'node:events';
+import type { Request, Response } from 'express';
 import type { DataSource, QueryRunner } from 'typeorm';
+import {
+  AbandonedRequestError,
+  abandonedRequestsMiddleware,
+} from '../../database/abandoned-requests';
+import { QueryKiller } from '../../database/query-killer';
 import { StatementRunner } from './statement-runner';
 
 /**
@@ -98,5 +105,86 @@ describe('StatementRunner, client-side bound', () => {
       [],
     );
     expect(connection.query).not.toHaveBeenCalled();
+  });
+});
+
+/** A request's statements stop when its client leaves (see abandonedRequestsMiddleware). */
+describe('StatementRunner, abandoned requests', () => {
+  const mariadb = () =>
+    ({
+      options: { type: 'mysql' },
+      query: async () => [{ version: '10.11.19-MariaDB' }],
+      driver: {
+        escapeQueryWithParameters: (sql: string) => [sql, []],
+      },
+      logger: { logQuerySlow: jest.fn() },
+    }) as unknown as DataSource;
+
+  /** A connection whose statement runs until `interrupt` ends it. */
+  const busyConnection = () => {
+    let pending: ((error: Error | null, rows: unknown) => void) | undefined;
+    return {
+      threadId: 42,
+      config: {},
+      execute: jest.fn((_sql: string, _values: unknown[], callback: typeof pending) => {
+        pending = callback;
+      }),
+      query: jest.fn(),
+      destroy: jest.fn(),
+      interrupt: () => pending?.(Object.assign(new Error('interrupted'), { errno: 1317 }), null),
+    };
+  };
+  const runnerOn = (connection: ReturnType<typeof busyConnection>) =>
+    ({
+      connect: async () => connection,
+      query: jest.fn(async () => []),
+      broadcaster: { broadcast: jest.fn(async () => undefined) },
+    }) as unknown as QueryRunner & { query: jest.Mock };
+
+  /** Runs `work` as a request would, and gives a way for its client to leave. */
+  function inRequest<T>(work: () => Promise<T>): { result: Promise<T>; leave: () => void } {
+    const response = Object.assign(new EventEmitter(), { writableFinished: false });
+    let result!: Promise<T>;
+    abandonedRequestsMiddleware({} as Request, response as unknown as Response, () => {
+      result = work();
+    });
+    return { result, leave: () => response.emit('close') };
+  }
+
+  const page = { sql: 'SELECT t.id AS id FROM `t` t', params: {} };
+
+  it('sends KILL QUERY for the running statement, drops its connection and fails the request', async () => {
+    const dataSource = mariadb();
+    const killer = new QueryKiller(dataSource);
+    const connection = busyConnection();
+    const kill = jest.spyOn(killer, 'kill').mockImplementation(async () => connection.interrupt());
+    const runner = runnerOn(connection);
+    const statements = await StatementRunner.for(dataSource, { timeoutMs: 0, prepared: true });
+
+    const request = inRequest(() => statements.run(runner, page));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(connection.execute).toHaveBeenCalled();
+    request.leave();
+
+    await expect(request.result).rejects.toBeInstanceOf(AbandonedRequestError);
+    expect(kill).toHaveBeenCalledWith(connection, 'KILL QUERY 42');
+    expect(connection.destroy).toHaveBeenCalled();
+    // Nothing more on that connection: not even the transaction's ROLLBACK.
+    await inRequest(() => statements.rollback(runner)).result;
+    expect(runner.query).not.toHaveBeenCalled();
+  });
+
+  it('starts no statement once the client has left', async () => {
+    const connection = busyConnection();
+    const runner = runnerOn(connection);
+    const statements = await StatementRunner.for(mariadb(), { timeoutMs: 0, prepared: true });
+    const request = inRequest(async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return statements.run(runner, page);
+    });
+    request.leave();
+    await expect(request.result).rejects.toBeInstanceOf(AbandonedRequestError);
+    expect(connection.execute).not.toHaveBeenCalled();
+    expect(runner.query).not.toHaveBeenCalled();
   });
 });
