@@ -12,7 +12,8 @@ import { QueryValidationPipe } from './common/validation/query-validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { buildAppDataSourceOptions } from './database/app-data-source-options';
-import { DemoDataBootstrap } from './database/demo-data.bootstrap';
+import { DatabaseAvailableGuard } from './database/database-available.guard';
+import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -45,10 +46,10 @@ export class AppModule {
         LoggingModule.forRoot(config, options.logDestination),
         TypeOrmModule.forRoot({
           ...buildAppDataSourceOptions(config),
-          // Keep trying at boot in production (the database may start after us); fail fast in tests.
-          retryAttempts: config.env === 'test' ? 0 : 10,
-          retryDelay: 3000,
+          // Connected by DatabaseAvailability: boot must not wait for a database that is down.
+          manualInitialization: true,
         }),
+        DatabaseModule,
         DiscoveryModule,
         RedisModule,
         ListingModule,
@@ -61,8 +62,9 @@ export class AppModule {
         ...extraModules,
       ],
       providers: [
-        DemoDataBootstrap,
         InFlightRequests,
+        // In this order: a 503 while the database is not connected yet comes before token checks.
+        { provide: APP_GUARD, useClass: DatabaseAvailableGuard },
         { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_PIPE, useClass: QueryValidationPipe },
         { provide: APP_INTERCEPTOR, useClass: PageEnvelopeInterceptor },

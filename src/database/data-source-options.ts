@@ -51,7 +51,7 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
         // mysql2 would capture a stack trace for every query, to point errors at the caller; the
         // repositories' own errors say enough, and the capture costs about 2% of a request's CPU.
         trace: false,
-        // Each connection's cache of prepared listing statements (StatementLimit), closed on the
+        // Each connection's cache of prepared listing statements (StatementRunner), closed on the
         // server when evicted. mysql2 would size it for 16,000 (four arrays of that length, about
         // 0.5 MB of heap per pooled connection that every full GC walks) and reads 0 as that too.
         // The server caps them all at max_prepared_stmt_count (16,382 by default): this times

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { seedDemoData } from './seed/demo-data';
@@ -7,10 +7,11 @@ export const DEMO_DATA_SIZE = { users: 1000, activities: 5000 };
 
 /**
  * On the embedded default, fills an empty database with demo data at first start, so that a
- * newcomer has something to list right after `npm start`.
+ * newcomer has something to list right after `npm start`. Run by DatabaseAvailability once the
+ * database is connected, before the app counts it as up.
  */
 @Injectable()
-export class DemoDataBootstrap implements OnApplicationBootstrap {
+export class DemoDataBootstrap {
   private readonly logger = new Logger('DemoData');
 
   constructor(
@@ -18,7 +19,7 @@ export class DemoDataBootstrap implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  async seedIfEmpty(): Promise<void> {
     if (!this.config.database.seedDemoData) return;
     const [row] = await this.dataSource.query('SELECT COUNT(*) AS n FROM users');
     if (Number(row?.n ?? 0) > 0) return;

@@ -3,6 +3,7 @@ import { HealthIndicatorService } from '@nestjs/terminus';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { DatabaseAvailability } from '../database/database-availability';
 
 /** How long a probe waits for the database or Redis before calling it down. */
 export const PROBE_TIMEOUT_MS = 1000;
@@ -29,12 +30,16 @@ function reason(error: unknown): string {
 @Injectable()
 export class ReadinessIndicators implements OnModuleDestroy {
   private readonly redis?: Redis;
+  /** What serves reads, as readiness names it: the replicas when there are any. */
+  private readonly readsFrom: 'database' | 'replica';
 
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
+    private readonly availability: DatabaseAvailability,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
+    this.readsFrom = config.database.replicaUrls.length > 0 ? 'replica' : 'database';
     if (config.redisUrl) {
       // Its own small connection: a probe must not queue behind, or retry like, request traffic.
       this.redis = new Redis(config.redisUrl, {
@@ -50,7 +55,11 @@ export class ReadinessIndicators implements OnModuleDestroy {
   }
 
   async database() {
-    const session = this.indicators.check('database');
+    // Not connected yet (boot with the database down): the background attempts say why.
+    if (!this.availability.isUp()) {
+      return this.indicators.check('database').down({ message: this.availability.reason() });
+    }
+    const session = this.indicators.check(this.readsFrom);
     const runner = this.dataSource.createQueryRunner('slave');
     const ping = runner.query('SELECT 1').finally(() => runner.release());
     try {

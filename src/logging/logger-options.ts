@@ -27,3 +27,21 @@ export function buildLoggerOptions(config: AppConfig, withDestination = false): 
         : undefined,
   };
 }
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/**
+ * The logger's options before the configuration is validated (a bad value is itself the first
+ * line to write), read from the raw environment with the same defaults: JSON unless LOG_PRETTY
+ * says otherwise or NODE_ENV is development (its default).
+ */
+export function buildBootLoggerOptions(env: NodeJS.ProcessEnv = process.env): LoggerOptions {
+  const pretty = env.LOG_PRETTY
+    ? env.LOG_PRETTY === 'true' || env.LOG_PRETTY === '1'
+    : (env.NODE_ENV || 'development') === 'development';
+  const level = env.LOG_LEVEL && LOG_LEVELS.has(env.LOG_LEVEL) ? env.LOG_LEVEL : 'info';
+  return {
+    level,
+    transport: pretty ? { target: 'pino-pretty', options: { singleLine: true } } : undefined,
+  };
+}

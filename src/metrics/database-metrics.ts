@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { DataSource, EntitySubscriberInterface } from 'typeorm';
 import type { AfterQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
+import { DatabaseAvailability } from '../database/database-availability';
 import { MetricsRegistry } from './metrics.registry';
 
 type Target = 'primary' | 'replica';
@@ -34,6 +35,7 @@ export class DatabaseMetrics implements EntitySubscriberInterface, OnModuleInit 
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly availability: DatabaseAvailability,
     registry: MetricsRegistry,
   ) {
     this.queries = new Counter({
@@ -68,8 +70,11 @@ export class DatabaseMetrics implements EntitySubscriberInterface, OnModuleInit 
     gauge('db_pool_connections_max', 'Largest number of connections of the pool.', (p) => p.max);
   }
 
+  /** Subscribes once the data source is initialized: initializing replaces its subscribers. */
   onModuleInit(): void {
-    this.dataSource.subscribers.push(this);
+    void this.availability.whenUp().then(() => {
+      if (!this.dataSource.subscribers.includes(this)) this.dataSource.subscribers.push(this);
+    });
   }
 
   afterQuery(event: AfterQueryEvent): void {

@@ -9,10 +9,13 @@ describe('configuration at boot', () => {
       METRICS_TOKEN: 'short-secret',
     });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('Invalid configuration:');
-    expect(result.stderr).toContain('PORT="eighty": must be an integer between 0 and 65535');
-    expect(result.stderr).toContain('METRICS_ENABLED="maybe": must be true or false');
-    expect(result.stderr).toContain('METRICS_TOKEN: must be at least 16 characters');
+    // One fatal log line (JSON outside development), its message naming each bad variable.
+    const [line] = result.stdout.trim().split('\n');
+    const { msg } = JSON.parse(line) as { msg: string };
+    expect(msg).toContain('Invalid configuration:');
+    expect(msg).toContain('PORT="eighty": must be an integer between 0 and 65535');
+    expect(msg).toContain('METRICS_ENABLED="maybe": must be true or false');
+    expect(msg).toContain('METRICS_TOKEN: must be at least 16 characters');
     expect(result.stderr + result.stdout).not.toContain('short-secret');
     expect(result.stdout).not.toContain('listening');
   });

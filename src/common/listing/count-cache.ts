@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { detachedFromRequest } from '../../database/abandoned-requests';
 import { SharedRedis } from '../../redis/shared-redis';
 import type { ListingTotal } from './listing.repository';
 
@@ -114,7 +115,8 @@ export class CountCache {
   private run(key: string, counter: TotalCounter, freshForMs: number): Promise<ListingTotal> {
     // The total this one replaces (expired, or about to), which the counter may advance.
     const previous = this.entries.get(key)?.value;
-    const compute = () => counter(previous);
+    // Shared by every request that asks meanwhile: not stopped when the one that started it leaves.
+    const compute = () => detachedFromRequest(() => counter(previous));
     const promise = (
       this.redis ? this.shared(key, compute, freshForMs) : this.counted(key, compute)
     ).finally(() => this.inFlight.delete(key));

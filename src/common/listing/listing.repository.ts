@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
-import { Statement, StatementLimit } from './statement-limit';
+import { Statement, StatementRunner } from './statement-runner';
 
 /**
  * A total as counted: how many rows matched, and the highest id among them (0 when none). The
@@ -199,7 +199,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** The page's items in the listing's order, walking from whichever end is nearer. */
   private async pageIn(
     runner: QueryRunner,
-    statementLimit: StatementLimit,
+    statementLimit: StatementRunner,
     criteria: ListingCriteria,
     offset: number,
     limit: number,
@@ -220,7 +220,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** The page's ids (for the deferred join), walked from whichever end is nearer. */
   private async pageIdsStatement(
     runner: QueryRunner,
-    statementLimit: StatementLimit,
+    statementLimit: StatementRunner,
     criteria: ListingCriteria,
     offset: number,
     limit: number,
@@ -245,7 +245,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   private async countIn(
     runner: QueryRunner,
-    statementLimit: StatementLimit,
+    statementLimit: StatementRunner,
     criteria: ListingCriteria,
   ): Promise<ListingTotal> {
     const [row] = await statementLimit.run<{ total: number | string; max_id: unknown }>(
@@ -261,12 +261,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
    */
   private async withRunner<T>(
     snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementLimit) => Promise<T>,
+    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
     options: PageOptions,
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner('slave');
     try {
-      const statementLimit = await StatementLimit.for(this.dataSource, {
+      const statementLimit = await StatementRunner.for(this.dataSource, {
         timeoutMs: options.statementTimeoutMs ?? 0,
         prepared: options.preparedStatements ?? false,
       });
@@ -306,7 +306,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Statement {
     const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
     const { where, params } = this.where(criteria);
-    // Only ever named on MySQL/MariaDB (StatementLimit.narrowIdIndex).
+    // Only ever named on MySQL/MariaDB (StatementRunner.narrowIdIndex).
     const hint = forceIndex ? ` FORCE INDEX (\`${forceIndex}\`)` : '';
     return {
       sql:

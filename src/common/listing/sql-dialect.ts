@@ -1,0 +1,105 @@
+import type { DataSource } from 'typeorm';
+
+export type Flavor = 'mariadb' | 'mysql' | 'sqlite';
+
+/** A statement with named parameters (`:name`), as TypeORM's drivers expand them. */
+export interface Statement {
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+/** The statement as the driver runs it: SQL with positional placeholders, and their values. */
+export function expandStatement(dataSource: DataSource, statement: Statement): [string, unknown[]] {
+  return dataSource.driver.escapeQueryWithParameters(statement.sql, statement.params);
+}
+
+const dialects = new WeakMap<DataSource, Promise<SqlDialect>>();
+
+/**
+ * What differs between the servers the listings run on, written as SQL text: how a statement's
+ * time limit is spelled, how a read snapshot starts, and how an index is looked up. It only
+ * writes SQL; `StatementRunner` runs it.
+ */
+export class SqlDialect {
+  private constructor(readonly flavor: Flavor) {}
+
+  /** The dialect of `dataSource` (MariaDB and MySQL told apart by the server's version, once). */
+  static of(dataSource: DataSource): Promise<SqlDialect> {
+    let dialect = dialects.get(dataSource);
+    if (!dialect) {
+      dialect =
+        dataSource.options.type === 'mysql'
+          ? dataSource
+              .query('SELECT VERSION() AS version')
+              .then(
+                (rows: { version: string }[]) =>
+                  new SqlDialect(/mariadb/i.test(rows[0]?.version ?? '') ? 'mariadb' : 'mysql'),
+              )
+          : Promise.resolve(new SqlDialect('sqlite'));
+      dialect.catch(() => dialects.delete(dataSource));
+      dialects.set(dataSource, dialect);
+    }
+    return dialect;
+  }
+
+  /** Whether the database is a server with connections of its own (MySQL or MariaDB). */
+  get isServer(): boolean {
+    return this.flavor !== 'sqlite';
+  }
+
+  /**
+   * A SELECT under a time limit, written the way the server understands it: MariaDB
+   * `SET STATEMENT max_statement_time=<s> FOR SELECT …`, MySQL the optimizer hint
+   * `SELECT /*+ MAX_EXECUTION_TIME(<ms>) *\/ …`. A statement cut off fails with errno 1969 / 3024,
+   * which the problem-details filter answers with 503 and Retry-After. SQLite has no such limit
+   * (it is in-process and has no server to pin).
+   */
+  limited(sql: string, timeoutMs: number): string {
+    if (timeoutMs <= 0 || !/^\s*SELECT\s/i.test(sql)) return sql;
+    if (this.flavor === 'mariadb') {
+      return `SET STATEMENT max_statement_time=${timeoutMs / 1000} FOR ${sql}`;
+    }
+    if (this.flavor === 'mysql') {
+      return sql.replace(/^\s*SELECT\s/i, `SELECT /*+ MAX_EXECUTION_TIME(${timeoutMs}) */ `);
+    }
+    return sql;
+  }
+
+  /**
+   * The statements that start a read-only transaction whose reads all see one snapshot; none on
+   * SQLite, where TypeORM shares one connection between all requests, so a transaction would take
+   * in other requests' statements (the count and the page are read back to back instead).
+   */
+  snapshotStatements(): string[] {
+    if (!this.isServer) return [];
+    return [
+      'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ',
+      'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY',
+    ];
+  }
+
+  commitStatement(): string | undefined {
+    return this.isServer ? 'COMMIT' : undefined;
+  }
+
+  rollbackStatement(): string | undefined {
+    return this.isServer ? 'ROLLBACK' : undefined;
+  }
+
+  /**
+   * The query that names an index on a table (its one parameter) whose only column is `id`, or
+   * undefined where there is nothing to look up (SQLite).
+   */
+  narrowIdIndexQuery(): string | undefined {
+    if (!this.isServer) return undefined;
+    return `SELECT INDEX_NAME AS name FROM information_schema.STATISTICS
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
+             GROUP BY INDEX_NAME
+            HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = 'id'`;
+  }
+
+  /** The statement that stops whatever the connection `threadId` is running (servers only). */
+  killQueryStatement(threadId: number): string {
+    return `KILL QUERY ${Math.trunc(threadId)}`;
+  }
+}

@@ -1,0 +1,275 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import { clientBoundFor } from '../../database/app-data-source-options';
+import { currentRequestSignal, stopIfAbandoned } from '../../database/abandoned-requests';
+import { QueryKiller, ServerConnection } from '../../database/query-killer';
+import { expandStatement, SqlDialect, Statement } from './sql-dialect';
+
+export { expandStatement, type Statement } from './sql-dialect';
+
+/** The error fields mysql2 gives a query that outlived its client-side `timeout`. */
+const QUERY_TIMEOUT = { code: 'PROTOCOL_SEQUENCE_TIMEOUT', errorno: 'PROTOCOL_SEQUENCE_TIMEOUT' };
+
+/** How often a KILL is sent to a statement that has not ended yet, and how long apart. */
+const KILL_ATTEMPTS = 5;
+const KILL_RETRY_MS = 100;
+
+const idIndexes = new WeakMap<DataSource, Map<string, Promise<string | undefined>>>();
+
+type StatementCallback = (error: Error | null, rows: unknown) => void;
+
+/** What the runner uses of a mysql2 pool connection. */
+interface MysqlConnection extends ServerConnection {
+  /** A prepared statement (prepared once, kept in the connection's statement cache). */
+  execute(sql: string, values: unknown[], callback: StatementCallback): unknown;
+  /** A statement sent as text. */
+  query(sql: string, values: unknown[], callback: StatementCallback): unknown;
+}
+
+/** How the runner runs statements on MySQL/MariaDB. */
+export interface StatementOptions {
+  /** Time limit of each statement, in ms (0 = none). */
+  timeoutMs: number;
+  /**
+   * Run them as prepared statements (mysql2 `execute`, prepared once per connection and kept in
+   * its statement cache) rather than as text. See `DB_PREPARED_STATEMENTS`.
+   */
+  prepared: boolean;
+}
+
+/**
+ * Runs a request's listing statements on its connection: each under the request's time limit (as
+ * `SqlDialect` writes it; it also bounds what an abandoned request can cost the database), each
+ * seen by TypeORM's subscribers (the database metrics) whichever way it is sent, and none once the
+ * request's client has left: a statement running then is stopped on the server (KILL QUERY).
+ */
+export class StatementRunner {
+  private readonly timeoutMs: number;
+  private readonly prepared: boolean;
+  /** The client-side bound TypeORM gives `runner.query` (`enableQueryTimeout`), in ms; 0 = none. */
+  private readonly dataSourceBoundMs: number;
+  /**
+   * This runner's own client-side bound: the data source's, or longer when the statement limit is
+   * (a total's recount in the background): the client must not give up before the server would.
+   */
+  private readonly clientBoundMs: number;
+  /** Runners whose connection was dropped after a KILL: nothing more is sent on them. */
+  private readonly abandoned = new WeakSet<QueryRunner>();
+
+  private constructor(
+    private readonly dataSource: DataSource,
+    private readonly dialect: SqlDialect,
+    options: StatementOptions,
+  ) {
+    this.timeoutMs = options.timeoutMs;
+    this.prepared = options.prepared && dialect.isServer;
+    const { enableQueryTimeout, maxQueryExecutionTime } = dataSource.options as {
+      enableQueryTimeout?: boolean;
+      maxQueryExecutionTime?: number;
+    };
+    this.dataSourceBoundMs = enableQueryTimeout ? (maxQueryExecutionTime ?? 0) : 0;
+    this.clientBoundMs =
+      this.dataSourceBoundMs > 0
+        ? Math.max(this.dataSourceBoundMs, clientBoundFor(this.timeoutMs))
+        : 0;
+  }
+
+  static async for(dataSource: DataSource, options: StatementOptions): Promise<StatementRunner> {
+    return new StatementRunner(dataSource, await SqlDialect.of(dataSource), options);
+  }
+
+  /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
+  async run<T>(runner: QueryRunner, statement: Statement): Promise<T[]> {
+    const signal = currentRequestSignal();
+    stopIfAbandoned(signal);
+    const [expanded, parameters] = expandStatement(this.dataSource, statement);
+    const sql = this.dialect.limited(expanded, this.timeoutMs);
+    if (!this.dialect.isServer) return runner.query(sql, parameters) as Promise<T[]>;
+    // Waiting for a free connection can take a while under load: the client may be gone by then.
+    const connection = (await runner.connect()) as MysqlConnection;
+    stopIfAbandoned(signal);
+    // TypeORM's `runner.query` bounds a text statement by the data source's bound; anything else
+    // (a prepared statement, or a limit longer than the requests') is bounded in `send`.
+    const execution =
+      !this.prepared && this.clientBoundMs === this.dataSourceBoundMs
+        ? (runner.query(sql, parameters) as Promise<T[]>)
+        : this.send<T>(runner, connection, this.prepared ? 'execute' : 'query', sql, parameters);
+    return this.stoppedWithRequest(runner, connection, execution, signal);
+  }
+
+  /**
+   * `execution`, stopped on the server if the request's client leaves while it runs (`stop`); the
+   * connection is then dropped rather than given back (a KILL that arrived late must not hit the
+   * next request's statement on it). The request then fails with its AbandonedRequestError, so it
+   * starts nothing more.
+   */
+  private async stoppedWithRequest<T>(
+    runner: QueryRunner,
+    connection: MysqlConnection,
+    execution: Promise<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    if (!signal) return execution;
+    let stopping: Promise<void> | undefined;
+    const settled = execution.then(
+      () => undefined,
+      () => undefined,
+    );
+    const onAbort = () => (stopping = this.stop(connection, settled));
+    signal.addEventListener('abort', onAbort, { once: true });
+    let result: { rows: T } | { error: unknown };
+    try {
+      result = { rows: await execution };
+    } catch (error) {
+      result = { error };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (stopping) {
+      await stopping;
+      this.abandoned.add(runner);
+      connection.destroy();
+    }
+    stopIfAbandoned(signal);
+    if ('error' in result) throw result.error;
+    return result.rows;
+  }
+
+  /**
+   * KILL QUERY on the connection's id, through the killer's own pool, until its statement ends: a
+   * KILL that lands between two commands of one statement (mysql2 prepares, then executes) stops
+   * nothing, so it is sent again. Without a killer, or if it fails, the connection is dropped:
+   * the statement's own callback then fails at once.
+   */
+  private async stop(connection: MysqlConnection, settled: Promise<void>): Promise<void> {
+    const killer = QueryKiller.for(this.dataSource);
+    const threadId = connection.threadId;
+    if (killer && threadId !== null) {
+      const ended = () =>
+        Promise.race([
+          settled.then(() => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), KILL_RETRY_MS)),
+        ]);
+      try {
+        for (let attempt = 0; attempt < KILL_ATTEMPTS; attempt++) {
+          await killer.kill(connection, this.dialect.killQueryStatement(threadId));
+          if (await ended()) return;
+        }
+      } catch {
+        // dropped below
+      }
+    }
+    connection.destroy();
+  }
+
+  /**
+   * Runs `sql` on the runner's connection under this runner's client-side bound: as a prepared
+   * statement (`execute`) or as text (`query`). Prepared, the server parses and plans a
+   * statement once per connection instead of once per request: on the bench's first pages that
+   * took a sixth to a fifth off the database's CPU time per request (README, Performance). Its
+   * text must therefore repeat: values travel as parameters, LIMIT and OFFSET included.
+   *
+   * The client-side bound is kept here: mysql2's `execute` bounds only the execution, not the
+   * preparing, and TypeORM's `runner.query` (`enableQueryTimeout`) would hold a recount, whose
+   * limit is longer, to the requests' bound. Past it, the connection is dropped (a silent server
+   * would otherwise hold it, and the request, for good) and the error is the one mysql2 gives for
+   * a query timeout, which answers 503. Sent past TypeORM, the statement is announced to its
+   * subscribers here, as `runner.query` would, so the database metrics count it.
+   */
+  private async send<T>(
+    runner: QueryRunner,
+    connection: MysqlConnection,
+    method: 'execute' | 'query',
+    sql: string,
+    parameters: unknown[],
+  ): Promise<T[]> {
+    const bound = this.clientBoundMs;
+    const started = Date.now();
+    await runner.broadcaster.broadcast('BeforeQuery', sql, parameters);
+    const sent = new Promise<T[]>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let settled = false;
+      if (bound > 0) {
+        timer = setTimeout(() => {
+          settled = true;
+          connection.destroy();
+          this.dataSource.logger.logQuerySlow(bound, sql, undefined, runner);
+          reject(Object.assign(new Error('Query inactivity timeout'), QUERY_TIMEOUT));
+        }, bound);
+      }
+      connection[method](sql, parameters, (error, rows) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(rows as T[]);
+      });
+    });
+    try {
+      const rows = await sent;
+      await runner.broadcaster.broadcast(
+        'AfterQuery',
+        sql,
+        parameters,
+        true,
+        Date.now() - started,
+        rows,
+        undefined,
+      );
+      return rows;
+    } catch (error) {
+      await runner.broadcaster.broadcast(
+        'AfterQuery',
+        sql,
+        parameters,
+        false,
+        undefined,
+        undefined,
+        error,
+      );
+      throw error;
+    }
+  }
+
+  /**
+   * The name of an index on `table` whose only column is `id`, if there is one (MySQL/MariaDB):
+   * walking it in id order reads ids only, where the primary key would read whole rows. Looked
+   * up once, on the request's own connection: asking the pool for another while this one is held
+   * would wait forever with DB_POOL_SIZE=1.
+   */
+  narrowIdIndex(runner: QueryRunner, table: string): Promise<string | undefined> {
+    const query = this.dialect.narrowIdIndexQuery();
+    if (!query) return Promise.resolve(undefined);
+    let byTable = idIndexes.get(this.dataSource);
+    if (!byTable) idIndexes.set(this.dataSource, (byTable = new Map()));
+    let found = byTable.get(table);
+    if (!found) {
+      found = runner.query(query, [table]).then((rows: { name: string }[]) => rows[0]?.name);
+      found.catch(() => byTable.delete(table));
+      byTable.set(table, found);
+    }
+    return found;
+  }
+
+  /**
+   * Starts a read-only transaction whose reads all see one snapshot (nothing on SQLite: see
+   * `SqlDialect.snapshotStatements`).
+   */
+  async beginSnapshot(runner: QueryRunner): Promise<void> {
+    const signal = currentRequestSignal();
+    for (const sql of this.dialect.snapshotStatements()) {
+      stopIfAbandoned(signal);
+      await runner.query(sql);
+    }
+  }
+
+  async commit(runner: QueryRunner): Promise<void> {
+    const sql = this.dialect.commitStatement();
+    if (sql && !this.abandoned.has(runner)) await runner.query(sql);
+  }
+
+  /** Ends the transaction; on a connection dropped after a KILL there is none left to end. */
+  async rollback(runner: QueryRunner): Promise<void> {
+    const sql = this.dialect.rollbackStatement();
+    if (sql && !this.abandoned.has(runner)) await runner.query(sql);
+  }
+}

@@ -1,0 +1,53 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { HttpStatus } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { ProblemException } from '../common/problem-details/problem.exception';
+
+const requestSignals = new AsyncLocalStorage<AbortSignal>();
+
+/**
+ * Gives each request an AbortSignal that fires when its client leaves before the reply is
+ * finished, reachable from the database layer (`currentRequestSignal`) without threading it
+ * through every call.
+ */
+export function abandonedRequestsMiddleware(
+  _request: Request,
+  response: Response,
+  next: NextFunction,
+): void {
+  const controller = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) controller.abort(new AbandonedRequestError());
+  });
+  requestSignals.run(controller.signal, next);
+}
+
+/** The signal of the request being served, if any (none in a CLI or outside a request). */
+export function currentRequestSignal(): AbortSignal | undefined {
+  return requestSignals.getStore();
+}
+
+/**
+ * Runs `work` detached from the current request, so that the request's client leaving does not
+ * stop it: for work that other requests share or that outlives the request.
+ */
+export function detachedFromRequest<T>(work: () => T): T {
+  return requestSignals.exit(work);
+}
+
+/**
+ * The request's client has left: its statements are stopped and no later one starts. A request
+ * that shared the work of one that was abandoned gets this too, as a 503 worth retrying at once.
+ */
+export class AbandonedRequestError extends ProblemException {
+  constructor() {
+    super(HttpStatus.SERVICE_UNAVAILABLE, 'The request was abandoned by its client; retry it.', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
+
+/** Throws the request's abandonment if its client has already left. */
+export function stopIfAbandoned(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason;
+}
