@@ -36,6 +36,40 @@ export function detachedFromRequest<T>(work: () => T): T {
 }
 
 /**
+ * Work several requests wait for (a shared count): it runs under a signal of its own that fires
+ * only once every request that joined it has left, so it is stopped when nobody waits for it any
+ * more, and not when the one that happened to start it leaves. Background work that no request
+ * waits for (`background`) is never stopped that way.
+ */
+export class SharedWork {
+  private readonly controller = new AbortController();
+  private waiting = 0;
+
+  constructor(private readonly background = false) {}
+
+  /** The current request waits for this work too. */
+  join(): void {
+    const signal = currentRequestSignal();
+    if (this.background || !signal) {
+      this.waiting = Number.POSITIVE_INFINITY; // someone who cannot leave waits for it
+      return;
+    }
+    this.waiting++;
+    const leave = () => {
+      if (--this.waiting === 0) this.controller.abort(signal.reason);
+    };
+    if (signal.aborted) leave();
+    else signal.addEventListener('abort', leave, { once: true });
+  }
+
+  run<T>(work: () => T): T {
+    return this.background
+      ? detachedFromRequest(work)
+      : requestSignals.run(this.controller.signal, work);
+  }
+}
+
+/**
  * The request's client has left: its statements are stopped and no later one starts. A request
  * that shared the work of one that was abandoned gets this too, as a 503 worth retrying at once.
  */

@@ -149,6 +149,23 @@ describeOnMysql('abandoned requests (MySQL/MariaDB)', () => {
     return Number((rows as { n: number }[])[0].n);
   };
 
+  it('keeps a count shared by two requests going when the one that started it leaves', async () => {
+    const path = `${baseUrl}/v1/audit_events?created_from=2019-01-01T00:00:00Z`;
+    const headers = { Authorization: `Bearer ${token}` };
+    const first = new AbortController();
+    const abandoned = fetch(path, { headers, signal: first.signal }).catch(() => 'aborted');
+    await eventually(running, (n) => n >= 1, 5000);
+    // The second request waits for the first one's count (one count per key at a time) ...
+    const waiting = fetch(path, { headers });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // ... and still gets its answer when the first one's client leaves.
+    first.abort();
+    expect(await abandoned).toBe('aborted');
+    const response = await waiting;
+    expect(response.status).toBe(200);
+    expect(Number(response.headers.get('x-total-count'))).toBe(10);
+  }, 60_000);
+
   it(`leaves none of ${FLOOD} abandoned requests' statements running 1 s after they left`, async () => {
     const clients = Array.from({ length: FLOOD }, (_, i) => {
       const controller = new AbortController();

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { detachedFromRequest } from '../../database/abandoned-requests';
+import { SharedWork } from '../../database/abandoned-requests';
 import { SharedRedis } from '../../redis/shared-redis';
 import type { ListingTotal } from './listing.repository';
 
@@ -60,7 +60,7 @@ const REFRESH_AHEAD_COUNT_TIMES = 2;
 @Injectable()
 export class CountCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inFlight = new Map<string, Promise<ListingTotal>>();
+  private readonly inFlight = new Map<string, { total: Promise<ListingTotal>; work: SharedWork }>();
   private readonly ttlMs: number;
   private readonly refreshAheadMs: number;
   private readonly recountTimeoutMs: number;
@@ -107,27 +107,40 @@ export class CountCache {
     }
 
     const running = this.inFlight.get(key);
-    if (running) return running;
+    if (running) {
+      running.work.join();
+      return running.total;
+    }
     return this.run(key, compute, 0);
   }
 
-  /** Counts `key` once at a time; callers that arrive meanwhile share the result. */
-  private run(key: string, counter: TotalCounter, freshForMs: number): Promise<ListingTotal> {
+  /**
+   * Counts `key` once at a time; callers that arrive meanwhile share the result. The count is
+   * stopped only when every request waiting for it has left (a refresh ahead, which no request
+   * waits for, never is).
+   */
+  private run(
+    key: string,
+    counter: TotalCounter,
+    freshForMs: number,
+    background = false,
+  ): Promise<ListingTotal> {
     // The total this one replaces (expired, or about to), which the counter may advance.
     const previous = this.entries.get(key)?.value;
-    // Shared by every request that asks meanwhile: not stopped when the one that started it leaves.
-    const compute = () => detachedFromRequest(() => counter(previous));
-    const promise = (
+    const work = new SharedWork(background);
+    work.join();
+    const compute = () => work.run(() => counter(previous));
+    const total = (
       this.redis ? this.shared(key, compute, freshForMs) : this.counted(key, compute)
     ).finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, promise);
-    return promise;
+    this.inFlight.set(key, { total, work });
+    return total;
   }
 
   private refreshAhead(key: string, entry: Entry, recount: TotalCounter): void {
     entry.recount = 'running';
     // A total another instance published counts as new only with more than the window left.
-    this.run(key, recount, entry.expiresAt - entry.refreshFrom)
+    this.run(key, recount, entry.expiresAt - entry.refreshFrom, true)
       .catch((error: Error) => {
         // The cached total stays until its time; after that requests count (and see the error).
         this.logger.warn(`Recounting a listing total ahead of its expiry failed: ${error.message}`);
