@@ -77,13 +77,13 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
   }
 
   /** The criteria of one request: its query parameters, validated, under an organization scope. */
-  function criteriaFor(
+  async function criteriaFor(
     repository: ListingRepository<{ id: number }>,
     dto: Type<unknown>,
     params: Record<string, string>,
     organizationId: number | null,
   ) {
-    const query = pipe.transform(params, { type: 'query', metatype: dto }) as ListingQuery;
+    const query = (await pipe.transform(params, { type: 'query', metatype: dto })) as ListingQuery;
     return buildCriteria(repository.definition, query, { ...platform, organizationId });
   }
 
@@ -94,7 +94,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     params: Record<string, string>,
     organizationId: number | null,
   ): Promise<string[]> {
-    const criteria = criteriaFor(repository, dto, params, organizationId);
+    const criteria = await criteriaFor(repository, dto, params, organizationId);
     const problems: string[] = [];
     for (const statement of repository.describeQueries(criteria, 40, 20)) {
       const scans = await fullScans(statement.sql, statement.params);
@@ -198,7 +198,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       offset: number,
       limit: number,
     ) => {
-      const criteria = criteriaFor(repository, dto, params, null);
+      const criteria = await criteriaFor(repository, dto, params, null);
       const statements = repository.describeQueries(criteria, offset, limit);
       const page = statements.find((statement) => statement.name === 'page')!;
       const rows: Record<string, unknown>[] = await kit.dataSource.query(

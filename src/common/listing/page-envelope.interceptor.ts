@@ -34,10 +34,8 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         response.setHeader('Cache-Control', 'private, no-cache');
         // The page depends on the token (its organization scope), not only on the URL.
         response.vary('Authorization');
-        // Serialized and encoded here, once: the ETag hashes the very bytes that are sent. As a
-        // Buffer, Express sends them as they are; a string it would encode again, after parsing
-        // the Content-Type to add the charset it already has.
-        const body = Buffer.from(JSON.stringify(toEnvelope(result)));
+        // Serialized here, once: the ETag hashes the very text that is sent.
+        const body = JSON.stringify(toEnvelope(result));
         response.setHeader('ETag', entityTag(body, result.total));
         response.setHeader('Content-Type', 'application/json; charset=utf-8');
         return body;

@@ -1,0 +1,50 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp, type HttpLogger } from 'pino-http';
+import type { Principal } from '../common/auth/principal';
+import { redactTokens } from '../common/auth/token-redaction';
+import { routeTemplate } from './logger-options';
+
+/** The path without its query string, with any token pasted into it blanked out. */
+function loggedPath(request: IncomingMessage): string {
+  const url = (request as Request).originalUrl ?? request.url ?? '';
+  const query = url.indexOf('?');
+  return redactTokens(query < 0 ? url : url.slice(0, query));
+}
+
+/**
+ * pino-http, set to write one line per request when its response ends: id, method, path, route
+ * template, status, duration (`responseTime`, ms) and the token's id. Headers and the query string
+ * are never logged, so a bearer token cannot reach a log line. 5xx replies are logged at `error`
+ * (their cause, with its stack, is logged by the problem-details filter), the rest at `info`.
+ */
+export function accessLog(logger: Logger): HttpLogger {
+  return pinoHttp({
+    logger,
+    // The request id middleware runs first and has set `request.id`.
+    genReqId: (request) => request.id,
+    serializers: {
+      req: (request: { id: string; method: string; raw: IncomingMessage }) => ({
+        id: request.id,
+        method: request.method,
+        path: loggedPath(request.raw),
+      }),
+      res: (response: { statusCode: number }) => ({ status: response.statusCode }),
+    },
+    customLogLevel: (_request, response, error) =>
+      error || response.statusCode >= 500 ? 'error' : 'info',
+    customSuccessMessage: (request, response) => `${request.method} ${response.statusCode}`,
+    customErrorMessage: (request, response) => `${request.method} ${response.statusCode}`,
+    // No `err` of pino-http's own for a 5xx: the problem-details filter logs the real cause.
+    customErrorObject: (_request, _response, _error, values: Record<string, unknown>) => ({
+      res: values.res,
+      responseTime: values.responseTime,
+    }),
+    // Known only once the request was routed and authenticated; evaluated again as it ends.
+    customProps: (request: IncomingMessage, _response: ServerResponse) => ({
+      route: routeTemplate(request),
+      token_id: ((request as Request).user as Principal | undefined)?.tokenId,
+    }),
+  });
+}
