@@ -1,5 +1,5 @@
 import { INestApplication, NestApplicationOptions, VersioningType } from '@nestjs/common';
-import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import compression from 'compression';
 import type { RequestHandler } from 'express';
@@ -10,6 +10,7 @@ import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
 import { collectGetRoutePaths } from './common/http/route-catalog';
+import { StablePrototypeExpressAdapter } from './common/http/stable-prototype-express-adapter';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
@@ -24,8 +25,13 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
  */
 export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
 
-/** The HTTP adapter the application is created with, by `main.ts` and the test kit alike. */
-export const createHttpAdapter = (): ExpressAdapter => new ExpressAdapter();
+/**
+ * The HTTP adapter the application is created with, by `main.ts` and the test kit alike: Nest's
+ * Express adapter, with requests born with Express's prototypes (the one measured deviation, see
+ * docs/decisions/stable-prototype-express-adapter.md).
+ */
+export const createHttpAdapter = (): StablePrototypeExpressAdapter =>
+  new StablePrototypeExpressAdapter();
 
 /** Replies smaller than this are sent as they are: compressing them saves less than it costs. */
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
