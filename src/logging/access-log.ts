@@ -15,7 +15,8 @@ function loggedPath(request: IncomingMessage): string {
 
 /**
  * pino-http, set to write one line per request when its response ends: id, method, path, route
- * template, status, duration (`responseTime`, ms) and the token's id. Headers and the query string
+ * template, status, duration (`responseTime`, ms), the token's id, and `aborted` when the client left
+ * before the reply was sent. Headers and the query string
  * are never logged, so a bearer token cannot reach a log line. 5xx replies are logged at `error`
  * (their cause, with its stack, is logged by the problem-details filter), the rest at `info`.
  */
@@ -30,8 +31,12 @@ export function accessLog(logger: Logger): HttpLogger {
         method: request.method,
         path: loggedPath(request.raw),
       }),
-      res: (response: { statusCode: number }) => ({ status: response.statusCode }),
+      // The raw response's status: pino-http's own view has none until the headers are sent.
+      res: (response: { raw: ServerResponse }) => ({ status: response.raw.statusCode }),
     },
+    // A reply that never finished: the client left first.
+    customSuccessObject: (_request, response, values: Record<string, unknown>) =>
+      response.writableFinished ? values : { ...values, aborted: true },
     customLogLevel: (_request, response, error) =>
       error || response.statusCode >= 500 ? 'error' : 'info',
     customSuccessMessage: (request, response) => `${request.method} ${response.statusCode}`,
