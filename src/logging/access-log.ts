@@ -21,35 +21,35 @@ function loggedPath(request: IncomingMessage): string {
  * (their cause, with its stack, is logged by the problem-details filter), the rest at `info`.
  */
 export function accessLog(logger: Logger): HttpLogger {
+  // What is known only once the request was routed and authenticated, added as it ends.
+  const outcome = (request: IncomingMessage, values: Record<string, unknown>) => ({
+    route: routeTemplate(request),
+    token_id: ((request as Request).user as Principal | undefined)?.tokenId,
+    ...values,
+  });
   return pinoHttp({
     logger,
     // The request id middleware runs first and has set `request.id`.
     genReqId: (request) => request.id,
+    // Our serializers read the raw objects: no per-request copy of pino's standard views.
+    wrapSerializers: false,
     serializers: {
-      req: (request: { id: string; method: string; raw: IncomingMessage }) => ({
+      req: (request: IncomingMessage) => ({
         id: request.id,
         method: request.method,
-        path: loggedPath(request.raw),
+        path: loggedPath(request),
       }),
-      // The raw response's status: pino-http's own view has none until the headers are sent.
-      res: (response: { raw: ServerResponse }) => ({ status: response.raw.statusCode }),
+      res: (response: ServerResponse) => ({ status: response.statusCode }),
     },
-    // A reply that never finished: the client left first.
-    customSuccessObject: (_request, response, values: Record<string, unknown>) =>
-      response.writableFinished ? values : { ...values, aborted: true },
+    customSuccessObject: (request, response, values: Record<string, unknown>) =>
+      // A reply that never finished: the client left first.
+      outcome(request, response.writableFinished ? values : { ...values, aborted: true }),
+    // No `err` of pino-http's own for a 5xx: the problem-details filter logs the real cause.
+    customErrorObject: (request, _response, _error, values: Record<string, unknown>) =>
+      outcome(request, { res: values.res, responseTime: values.responseTime }),
     customLogLevel: (_request, response, error) =>
       error || response.statusCode >= 500 ? 'error' : 'info',
     customSuccessMessage: (request, response) => `${request.method} ${response.statusCode}`,
     customErrorMessage: (request, response) => `${request.method} ${response.statusCode}`,
-    // No `err` of pino-http's own for a 5xx: the problem-details filter logs the real cause.
-    customErrorObject: (_request, _response, _error, values: Record<string, unknown>) => ({
-      res: values.res,
-      responseTime: values.responseTime,
-    }),
-    // Known only once the request was routed and authenticated; evaluated again as it ends.
-    customProps: (request: IncomingMessage, _response: ServerResponse) => ({
-      route: routeTemplate(request),
-      token_id: ((request as Request).user as Principal | undefined)?.tokenId,
-    }),
   });
 }
