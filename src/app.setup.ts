@@ -1,16 +1,16 @@
 import { INestApplication, NestApplicationOptions, VersioningType } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
+import compression from 'compression';
 import type { RequestHandler } from 'express';
+import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
-import { composeMiddleware } from './common/http/compose-middleware';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
 import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
-import { securityHeadersMiddleware } from './common/http/security-headers';
-import { StablePrototypeExpressAdapter } from './common/http/stable-prototype-express-adapter';
 import { collectGetRoutePaths } from './common/http/route-catalog';
+import { StablePrototypeExpressAdapter } from './common/http/stable-prototype-express-adapter';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
@@ -19,22 +19,22 @@ import { ACCESS_LOG } from './logging/logging.module';
 import { HttpMetrics } from './metrics/http-metrics';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
-// Kept importable from here for callers of the foundation's API.
-export { buildOpenApiDocument };
-
 /**
  * How the Nest application is created, by `main.ts` and the test kit alike. No body parsers: no
- * route reads a body (`requestBodyLimitMiddleware` refuses any over 1 kB), yet Nest's default JSON
- * and urlencoded parsers are two more router layers and a content-type check on every request.
+ * route reads a body (`requestBodyLimitMiddleware` refuses any over 1 kB).
  */
 export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
 
 /**
  * The HTTP adapter the application is created with, by `main.ts` and the test kit alike: Nest's
- * Express adapter, with requests born with Express's prototypes (see the adapter for why).
+ * Express adapter, with requests born with Express's prototypes (the one measured deviation, see
+ * docs/decisions/stable-prototype-express-adapter.md).
  */
 export const createHttpAdapter = (): StablePrototypeExpressAdapter =>
   new StablePrototypeExpressAdapter();
+
+/** Replies smaller than this are sent as they are: compressing them saves less than it costs. */
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so
@@ -54,15 +54,15 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
 
   const knownPaths = new Set<string>();
   express.use(
-    composeMiddleware(
-      // Counted from the very first middleware: shutdown waits for every request the app still runs.
-      app.get(InFlightRequests).middleware,
-      requestIdMiddleware,
-      // First after the id, so that every reply is logged, also those middleware gives (405, 406).
-      app.get<RequestHandler>(ACCESS_LOG),
-      ...(config.metrics.enabled ? [app.get(HttpMetrics).middleware] : []),
-      securityHeadersMiddleware({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }),
-    ),
+    // Counted from the very first middleware: shutdown waits for every request the app still runs.
+    app.get(InFlightRequests).middleware,
+    requestIdMiddleware,
+    // First after the id, so that every reply is logged, also those middleware gives (405, 406).
+    app.get<RequestHandler>(ACCESS_LOG),
+    ...(config.metrics.enabled ? [app.get(HttpMetrics).middleware] : []),
+    helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }),
+    // gzip or br as Accept-Encoding asks; streamed replies are flushed as they end.
+    compression({ threshold: COMPRESSION_THRESHOLD_BYTES }),
   );
   // Before anything that could touch the database, and ahead of every other /v1 reply.
   express.use('/v1', rateLimitMiddleware(app.get(RateLimits), config.exportRowsPerRequest));
@@ -84,11 +84,11 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
       maxAge: 600,
     });
   }
-  express.use(composeMiddleware(httpSemanticsMiddleware(knownPaths), requestBodyLimitMiddleware));
+  express.use(httpSemanticsMiddleware(knownPaths), requestBodyLimitMiddleware);
   app.enableVersioning({ type: VersioningType.URI });
   // Signals are handled by main.ts (src/shutdown.ts), which drains requests before closing.
 
-  const document = buildOpenApiDocument(app);
+  const document = buildOpenApiDocument(app, config.pagination);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     raw: ['json'],

@@ -3,12 +3,10 @@ import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { ApiToken } from '../auth/api-token.entity';
-import { LoginActivity } from '../login-activities/login-activity.entity';
-import { Organization, Role } from '../organizations/organization.entity';
-import { User } from '../users/user.entity';
 import { migrations } from './migrations';
 
-export const entities = [Organization, Role, User, LoginActivity, ApiToken];
+// Only what is queried through TypeORM: the listings read their tables with SQL of their own.
+export const entities = [ApiToken];
 
 const mysqlConnection = (url: string) => ({ url });
 

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { type DestinationStream } from 'pino';
 import type { AppConfig } from '../config/app-config';
-import { accessLogMiddleware } from './access-log.middleware';
+import { accessLog } from './access-log';
 import { buildLoggerOptions } from './logger-options';
 
 /** The access-log middleware; `configureApp` mounts it ahead of every middleware that may answer. */
@@ -10,9 +10,9 @@ export const ACCESS_LOG = Symbol('ACCESS_LOG');
 
 /**
  * Structured logging with pino: nestjs-pino makes it Nest's logger (`Logger` from 'nestjs-pino'),
- * and `accessLogMiddleware` writes the line per request. The access log is mounted by
- * `configureApp` as plain Express middleware, ahead of the request-level middleware that may
- * answer on its own (405, 406).
+ * and pino-http (`accessLog`) writes the line per request. Nest mounts module middleware only at
+ * `init()`, after `configureApp`'s, which may answer first (405, 406, 429); so the access log is
+ * mounted by `configureApp` as plain Express middleware, and nestjs-pino's own is off.
  *
  * `destination` replaces stdout (the test kit reads the real lines back from it).
  */
@@ -24,11 +24,8 @@ export class LoggingModule {
     return {
       module: LoggingModule,
       global: true,
-      imports: [
-        // No per-request middleware of its own (`forRoutes: []`): see the README, Logs.
-        LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
-      ],
-      providers: [{ provide: ACCESS_LOG, useValue: accessLogMiddleware(logger) }],
+      imports: [LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true, forRoutes: [] })],
+      providers: [{ provide: ACCESS_LOG, useValue: accessLog(logger) }],
       exports: [ACCESS_LOG],
     };
   }

@@ -15,7 +15,16 @@ export const API_VERSION = '1.0.0';
 
 export const BEARER_SCHEME = 'bearer';
 
-const API_DESCRIPTION = `Read-only, paginated listing of the platform's users and login activity.
+/** The page size bounds of the configuration the document describes. */
+export interface PageLimits {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+const apiDescription = ({
+  defaultLimit,
+  maxLimit,
+}: PageLimits) => `Read-only, paginated listing of the platform's users and login activity.
 
 ## Authentication
 Every \`/v1\` route needs \`Authorization: Bearer <token>\`. Tokens (\`lsk_\` + 43 characters) are
@@ -27,7 +36,7 @@ scope it needs (\`x-required-scopes\`). A missing token answers 401 with
 
 ## Pagination
 Lists answer \`{ "data": [...], "pagination": { "current_page", "limit", "page_count" } }\`.
-\`page\` starts at 1; \`limit\` is 1..100 (default 20). \`page_count\` is \`ceil(total / limit)\` for
+\`page\` starts at 1; \`limit\` is 1..${maxLimit} (default ${defaultLimit}). \`page_count\` is \`ceil(total / limit)\` for
 the request's filters, 0 when nothing matches; a page past the end answers 200 with \`data: []\`.
 \`X-Total-Count\` carries the total and an RFC 8288 \`Link\` header the \`first\`, \`prev\`, \`next\`
 and \`last\` pages, keeping every other parameter. The default order is \`id\` ascending, stable while
@@ -63,12 +72,13 @@ when reporting a problem.`;
 
 /**
  * The OpenAPI document of the app: what the decorators say, plus the conventions every route shares
- * (error replies, headers, scopes), added here once so that a new module gets them for free.
+ * (error replies, headers, scopes), added here once so that a new module gets them for free. The
+ * page size bounds are the configuration's (`pageLimits`), which decorators cannot know.
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, pageLimits: PageLimits): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Listing service')
-    .setDescription(API_DESCRIPTION)
+    .setDescription(apiDescription(pageLimits))
     .setVersion(API_VERSION)
     .addServer('/', 'This server')
     .addBearerAuth(
@@ -81,7 +91,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operationIdFactory: (controllerKey, methodKey) =>
       `${methodKey}${controllerKey.replace(/Controller$/, '')}`,
   });
-  return completeDocument(document);
+  return completeDocument(document, pageLimits);
 }
 
 function scopesDescription(): string {
@@ -196,7 +206,7 @@ const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
 
 const isVersioned = (path: string) => /^\/v\d+\//.test(path);
 
-function completeDocument(document: OpenAPIObject): OpenAPIObject {
+function completeDocument(document: OpenAPIObject, pageLimits: PageLimits): OpenAPIObject {
   const components = (document.components ??= {});
   const schemas = (components.schemas ??= {});
   for (const schema of Object.values(schemas)) completeSchema(schema);
@@ -229,6 +239,7 @@ function completeDocument(document: OpenAPIObject): OpenAPIObject {
         };
       }
       if (!versioned) continue;
+      applyPageLimits(operation, pageLimits);
       for (const [status, problem] of Object.entries(PROBLEM_RESPONSES)) {
         operation.responses[status] = ref('responses', problem.name);
       }
@@ -243,6 +254,17 @@ function completeDocument(document: OpenAPIObject): OpenAPIObject {
     }
   }
   return document;
+}
+
+/** The `limit` query parameter's bounds and default, as configured. */
+function applyPageLimits(operation: OperationObject, { defaultLimit, maxLimit }: PageLimits): void {
+  for (const parameter of operation.parameters ?? []) {
+    if ('$ref' in parameter || parameter.in !== 'query' || parameter.name !== 'limit') continue;
+    const schema = parameter.schema as SchemaObject | undefined;
+    if (!schema || '$ref' in schema) continue;
+    schema.maximum = maxLimit;
+    schema.default = defaultLimit;
+  }
 }
 
 function headerRefs(names: string[]): Record<string, ReferenceObject> {

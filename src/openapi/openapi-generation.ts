@@ -23,7 +23,7 @@ export async function generateOpenApiDocument(): Promise<OpenAPIObject> {
   });
   try {
     app.enableVersioning({ type: VersioningType.URI });
-    return buildOpenApiDocument(app);
+    return buildOpenApiDocument(app, config.pagination);
   } finally {
     await app.close();
   }

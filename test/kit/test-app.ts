@@ -4,16 +4,12 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
-import {
-  APP_OPTIONS,
-  buildOpenApiDocument,
-  configureApp,
-  createHttpAdapter,
-} from '../../src/app.setup';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
 import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { buildOpenApiDocument } from '../../src/openapi/openapi-document';
 import { __resetOutOfContextForTests as resetOutOfContextLogger } from 'nestjs-pino/PinoLogger';
 import { contractCheckedAgent, ContractValidator } from './contract';
 import { DataFactory } from './factories';
@@ -147,7 +143,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   // Modules only a test registers are not in the checked-in file: their routes are held to the
   // app's own document instead (the core routes always to the checked-in file).
   const contract = options.imports?.length
-    ? ContractValidator.checkedIn().extendedWith(buildOpenApiDocument(app))
+    ? ContractValidator.checkedIn().extendedWith(buildOpenApiDocument(app, config.pagination))
     : ContractValidator.checkedIn();
   const http = () => contractCheckedAgent(request(server), contract);
   const as = (token: string): ApiClient => {

@@ -1,9 +1,3 @@
-/**
- * The platform's own scopes, for callers that need the names. Each is registered (with its
- * description) by its module's listing file, as any module registers its scopes; the token issuer
- * accepts whatever is registered (see scope-registry.ts).
- */
-export const SCOPES = ['users:read', 'login_activities:read'] as const;
 /** A scope name, e.g. `users:read`: any scope registered in the scope registry. */
 export type Scope = string;
 

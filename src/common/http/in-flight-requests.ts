@@ -12,10 +12,6 @@ export class InFlightRequests {
   private running = 0;
   private waiters: (() => void)[] = [];
 
-  get count(): number {
-    return this.running;
-  }
-
   readonly middleware = (_request: Request, response: Response, next: NextFunction): void => {
     this.running++;
     // `end` is the one call every reply makes, also to a client that has left ('finish' is then

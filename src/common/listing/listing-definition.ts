@@ -31,13 +31,16 @@ export interface ListingDefinition {
   organizationColumn: string;
   /** Columns the `sort` parameter accepts (each also as `-column`). `id` is always allowed. */
   sortableColumns: readonly string[];
-  /** Query parameter → how it filters. Parameters not listed here are not filters. */
+  /**
+   * Query parameter → how it filters. Parameters not listed here are not filters. Declared on the
+   * query DTO with `@Filter` and read from it by `defineListing`.
+   */
   filters: Record<string, FilterDeclaration>;
 }
 
 export type SortDirection = 'ASC' | 'DESC';
 
-export function sortKeys(definition: ListingDefinition): string[] {
+export function sortKeys(definition: Pick<ListingDefinition, 'sortableColumns'>): string[] {
   const columns = ['id', ...definition.sortableColumns.filter((column) => column !== 'id')];
   return columns.flatMap((column) => [column, `-${column}`]);
 }

@@ -1,6 +1,4 @@
-import { IdParam, IntegerParam, StringParam } from '../validation/query-params';
-import { EnumParam } from '../validation/query-params';
-import { forgetValidatedQueries } from '../validation/query-validation.pipe';
+import { EnumParam, IdParam, IntegerParam, StringParam } from '../validation/query-params';
 import { ListingDefinition, sortKeys } from './listing-definition';
 
 /** Bounds that come from configuration; set once at boot by `configurePagination`. */
@@ -9,8 +7,6 @@ export const paginationSettings = { defaultLimit: 20, maxLimit: 100 };
 export function configurePagination(settings: { defaultLimit: number; maxLimit: number }): void {
   paginationSettings.defaultLimit = settings.defaultLimit;
   paginationSettings.maxLimit = settings.maxLimit;
-  // Remembered validations may have been made against the previous bounds.
-  forgetValidatedQueries();
 }
 
 /** The largest page number accepted: a signed 32-bit integer, as most clients store it. */
@@ -38,12 +34,14 @@ export interface ListingQuery extends PaginationDto {
 }
 
 /**
- * The query DTO every listing shares: `page`, `limit`, `sort` (with the keys the definition allows)
- * and the keyset bounds. A module's DTO extends it with its filters.
+ * The query DTO every listing shares: `page`, `limit`, `sort` (by `id` or one of the sortable
+ * columns) and the keyset bounds. A module's DTO extends it with its filters (`@Filter`).
  */
-export function ListingQueryDto(definition: ListingDefinition) {
-  const keys = sortKeys(definition);
+export function ListingQueryDto(options: Pick<ListingDefinition, 'sortableColumns'>) {
+  const keys = sortKeys(options);
   class ListingQueryDtoClass extends PaginationDto implements ListingQuery {
+    static readonly sortableColumns = options.sortableColumns;
+
     @EnumParam(
       keys,
       'Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`.',

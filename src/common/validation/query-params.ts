@@ -116,13 +116,21 @@ function zoneOffsetMinutes(value: string): number {
   return match[1] === '+' ? minutes : -minutes;
 }
 
+const TIMESTAMP_FORMS =
+  'An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), ' +
+  'or a date alone (`2026-11-21`), which means its midnight UTC.';
+
 export function TimestampParam(description?: string): PropertyDecorator {
   return applyDecorators(
     IsOptional(),
+    // A date alone is accepted too (its midnight UTC): documented as such, not only as date-time.
     ApiPropertyOptional({
       type: 'string',
-      format: 'date-time',
-      description,
+      anyOf: [
+        { type: 'string', format: 'date-time' },
+        { type: 'string', format: 'date' },
+      ],
+      description: `${description ? `${description} ` : ''}${TIMESTAMP_FORMS}`,
       example: '2026-11-21T09:30:00.000Z',
     }),
     Transform(({ value }) => parseTimestamp(value)),

@@ -1,77 +1,49 @@
-import { ArgumentMetadata, Injectable, PipeTransform, Type } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
-import { ValidationError, validateSync } from 'class-validator';
+import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
 
-/** What validating one query gave: the DTO, or the errors. */
-type Validated = { instance: object; errors?: undefined } | { errors: ParameterError[] };
-
-/** Distinct queries remembered per DTO class before the oldest are forgotten. */
-const MEMO_SIZE = 1000;
-/** Longer queries are validated every time, so that the memo stays small (under 1 MB a class). */
-const MEMO_KEY_MAX = 512;
-const memo = new Map<Type<unknown>, Map<string, Validated>>();
-
-/**
- * Forgets every remembered result; called when a bound the decorators read changes
- * (`configurePagination`).
- */
-export function forgetValidatedQueries(): void {
-  memo.clear();
+/** What the validation part throws, so that `transform` can add the repeated parameters to it. */
+class InvalidParameters extends Error {
+  constructor(readonly errors: ParameterError[]) {
+    super('invalid query parameters');
+  }
 }
 
 /**
- * Validates `@Query()` DTOs. Every offending parameter is reported at once: values given more than
- * once or with brackets (`page=1&page=2`, `page[]=1`), parameters the route does not know, and
- * values the DTO's decorators reject.
- *
- * The result depends on the query alone, so it is remembered per DTO class and query (the last
- * MEMO_SIZE of them): pollers and dashboards ask the same queries over and over, and
- * class-transformer plus class-validator cost about 3% of a listing request's CPU. Each call gets
- * its own copy of the DTO.
+ * Nest's ValidationPipe for `@Query()` DTOs, plus the one check it lacks: a value given more than
+ * once or with brackets (`page=1&page=2`, `page[]=1`) is refused. Every offending parameter is
+ * reported at once: repeated ones, unknown ones, and values the DTO's decorators reject.
  */
 @Injectable()
-export class QueryValidationPipe implements PipeTransform {
-  transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    if (metadata.type !== 'query' || !metadata.metatype || metadata.metatype === Object) {
-      return value;
-    }
-    let known = memo.get(metadata.metatype);
-    if (!known) memo.set(metadata.metatype, (known = new Map()));
-    const key = JSON.stringify(value ?? {});
-    let validated = known.get(key);
-    if (!validated) {
-      validated = validate(value, metadata.metatype);
-      if (key.length <= MEMO_KEY_MAX) {
-        if (known.size >= MEMO_SIZE) known.delete(known.keys().next().value!);
-        known.set(key, validated);
-      }
-    }
-    if (validated.errors) throw ProblemException.badRequest(validated.errors);
-    return Object.assign(
-      Object.create(Object.getPrototypeOf(validated.instance)),
-      validated.instance,
-    );
-  }
-}
-
-function validate(value: unknown, metatype: Type<unknown>): Validated {
-  const errors: ParameterError[] = [];
-  const scalars: Record<string, string> = {};
-  for (const [parameter, raw] of Object.entries((value ?? {}) as Record<string, unknown>)) {
-    if (typeof raw === 'string') scalars[parameter] = raw;
-    else errors.push({ parameter, message: 'must be given once, as a single value' });
+export class QueryValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      transform: true,
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      forbidUnknownValues: true,
+      stopAtFirstError: true,
+      exceptionFactory: (errors) => new InvalidParameters(errors.map(toParameterError)),
+    });
   }
 
-  const instance = plainToInstance(metatype, scalars) as object;
-  const validationErrors = validateSync(instance, {
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    forbidUnknownValues: true,
-    stopAtFirstError: true,
-  });
-  errors.push(...validationErrors.map(toParameterError));
-  return errors.length > 0 ? { errors } : { instance };
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'query') return value;
+    const repeated: ParameterError[] = [];
+    const scalars: Record<string, string> = {};
+    for (const [parameter, raw] of Object.entries((value ?? {}) as Record<string, unknown>)) {
+      if (typeof raw === 'string') scalars[parameter] = raw;
+      else repeated.push({ parameter, message: 'must be given once, as a single value' });
+    }
+    let validated: unknown;
+    try {
+      validated = await super.transform(scalars, metadata);
+    } catch (error) {
+      if (!(error instanceof InvalidParameters)) throw error;
+      throw ProblemException.badRequest([...repeated, ...error.errors]);
+    }
+    if (repeated.length) throw ProblemException.badRequest(repeated);
+    return validated;
+  }
 }
 
 function toParameterError(error: ValidationError): ParameterError {

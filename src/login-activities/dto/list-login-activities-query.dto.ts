@@ -1,3 +1,4 @@
+import { Filter } from '../../common/listing/listing-filter.decorator';
 import { ListingQueryDto } from '../../common/listing/listing-query.dto';
 import {
   BooleanParam,
@@ -6,35 +7,39 @@ import {
   StringParam,
   TimestampParam,
 } from '../../common/validation/query-params';
-import {
-  AUTHENTICATION_METHODS,
-  FAILURE_REASONS,
-  loginActivitiesListing,
-  OAUTH_PROVIDERS,
-} from '../login-activities.listing';
+import { AUTHENTICATION_METHODS, FAILURE_REASONS, OAUTH_PROVIDERS } from '../login-activity.values';
 
-export class ListLoginActivitiesQueryDto extends ListingQueryDto(loginActivitiesListing) {
+export class ListLoginActivitiesQueryDto extends ListingQueryDto({
+  sortableColumns: ['created_at'],
+}) {
+  @Filter('equals')
   @IdParam('Only attempts by this user.')
   user_id?: number;
 
+  @Filter('equals')
   @StringParam({
     maxLength: 320,
     description: 'Only attempts made with this e-mail (exact, case-insensitive).',
   })
   user_email?: string;
 
+  @Filter('equals')
   @BooleanParam('Only successful (`true`) or failed (`false`) attempts.')
   success?: boolean;
 
+  @Filter('equals')
   @EnumParam(AUTHENTICATION_METHODS, 'Only attempts with this authentication method.')
   authentication_method?: string;
 
+  @Filter('equals')
   @EnumParam(OAUTH_PROVIDERS, 'Only OAuth attempts through this provider.')
   oauth_provider?: string;
 
+  @Filter('equals')
   @EnumParam(FAILURE_REASONS, 'Only failed attempts with this reason.')
   failure_reason?: string;
 
+  @Filter('equals')
   @StringParam({
     maxLength: 45,
     pattern: /^[0-9A-Fa-f.:]+$/,
@@ -43,15 +48,19 @@ export class ListLoginActivitiesQueryDto extends ListingQueryDto(loginActivities
   })
   ip_address?: string;
 
+  @Filter('equals')
   @StringParam({ maxLength: 128, description: 'Only attempts that opened this session.' })
   session_id?: string;
 
+  @Filter('equals')
   @BooleanParam('Only attempts where a one-time password was (`true`) or was not demanded.')
   otp_required?: boolean;
 
+  @Filter('from', 'created_at')
   @TimestampParam('Attempts at or after this instant (inclusive).')
   created_from?: Date;
 
+  @Filter('to', 'created_at')
   @TimestampParam('Attempts before this instant (exclusive).')
   created_to?: Date;
 }

@@ -1,10 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiTimestampProperty } from '../../openapi/api-properties';
-import {
-  AUTHENTICATION_METHODS,
-  FAILURE_REASONS,
-  OAUTH_PROVIDERS,
-} from '../login-activities.listing';
+import { AUTHENTICATION_METHODS, FAILURE_REASONS, OAUTH_PROVIDERS } from '../login-activity.values';
 
 const passThrough =
   'Known values are listed; any other value stored upstream is passed through unchanged, so handle unknown values.';

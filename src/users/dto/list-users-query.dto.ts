@@ -1,17 +1,23 @@
+import { Filter } from '../../common/listing/listing-filter.decorator';
 import { ListingQueryDto } from '../../common/listing/listing-query.dto';
 import { IdParam, StringParam, TimestampParam } from '../../common/validation/query-params';
-import { usersListing } from '../users.listing';
 
-export class ListUsersQueryDto extends ListingQueryDto(usersListing) {
+export class ListUsersQueryDto extends ListingQueryDto({
+  sortableColumns: ['created_at', 'updated_at', 'name', 'email'],
+}) {
+  @Filter('equals')
   @IdParam('Only users of this organization.')
   organization_id?: number;
 
+  @Filter('equals')
   @IdParam('Only users with this role.')
   role_id?: number;
 
+  @Filter('equals')
   @StringParam({ maxLength: 320, description: 'Exact e-mail address, case-insensitive.' })
   email?: string;
 
+  @Filter('prefix', ['name', 'email'])
   @StringParam({
     minLength: 2,
     maxLength: 100,
@@ -21,15 +27,19 @@ export class ListUsersQueryDto extends ListingQueryDto(usersListing) {
   })
   q?: string;
 
+  @Filter('from', 'created_at')
   @TimestampParam('Created at or after this instant (inclusive).')
   created_from?: Date;
 
+  @Filter('to', 'created_at')
   @TimestampParam('Created before this instant (exclusive).')
   created_to?: Date;
 
+  @Filter('from', 'updated_at')
   @TimestampParam('Updated at or after this instant (inclusive).')
   updated_from?: Date;
 
+  @Filter('to', 'updated_at')
   @TimestampParam('Updated before this instant (exclusive).')
   updated_to?: Date;
 }

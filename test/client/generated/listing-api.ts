@@ -374,13 +374,13 @@ export interface operations {
                 email?: string;
                 /** @description Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match themselves). A prefix, not a substring, so that the name and e-mail indexes serve it. */
                 q?: string;
-                /** @description Created at or after this instant (inclusive). */
+                /** @description Created at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 created_from?: string;
-                /** @description Created before this instant (exclusive). */
+                /** @description Created before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 created_to?: string;
-                /** @description Updated at or after this instant (inclusive). */
+                /** @description Updated at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 updated_from?: string;
-                /** @description Updated before this instant (exclusive). */
+                /** @description Updated before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 updated_to?: string;
             };
             header?: never;
@@ -468,9 +468,9 @@ export interface operations {
                 session_id?: string;
                 /** @description Only attempts where a one-time password was (`true`) or was not demanded. */
                 otp_required?: boolean;
-                /** @description Attempts at or after this instant (inclusive). */
+                /** @description Attempts at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 created_from?: string;
-                /** @description Attempts before this instant (exclusive). */
+                /** @description Attempts before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 created_to?: string;
             };
             header?: never;

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiTimestampProperty } from '../../../src/openapi/api-properties';
-import { AUDIT_ACTIONS } from './audit-events.listing';
+import { AUDIT_ACTIONS } from './list-audit-events-query.dto';
 
 export class AuditEventView {
   @ApiProperty({ type: 'integer', format: 'int64' })

@@ -1,0 +1,41 @@
+import type { Type } from '@nestjs/common';
+import type { FilterDeclaration, FilterOperator, ListingDefinition } from './listing-definition';
+
+const FILTERS = Symbol('listing:filters');
+
+/**
+ * Declares a query DTO property as a filter of its listing: how it filters (`operator`) and which
+ * column(s) (`column`, by default the parameter's own name; for `prefix`, a list). The listing's
+ * definition reads these back (`defineListing`), so a filter is declared once, where it is validated.
+ */
+export function Filter(operator: FilterOperator, column?: string | string[]): PropertyDecorator {
+  return (target, property) => {
+    const parameter = String(property);
+    const declaration: FilterDeclaration = Array.isArray(column)
+      ? { operator, column: column[0], columns: column }
+      : { operator, column: column ?? parameter };
+    const inherited = (Reflect.getMetadata(FILTERS, target) ?? {}) as Record<
+      string,
+      FilterDeclaration
+    >;
+    Reflect.defineMetadata(FILTERS, { ...inherited, [parameter]: declaration }, target);
+  };
+}
+
+/** The filters a query DTO class declares with `@Filter`, by parameter name. */
+export function filtersOf(dto: Type<unknown>): Record<string, FilterDeclaration> {
+  return { ...((Reflect.getMetadata(FILTERS, dto.prototype) ?? {}) as object) };
+}
+
+/** A query DTO class made by `ListingQueryDto`: it knows its sortable columns. */
+export interface ListingQueryClass extends Type<unknown> {
+  readonly sortableColumns: readonly string[];
+}
+
+/** A listing's definition: where its rows live, plus what its query DTO declares. */
+export function defineListing(
+  query: ListingQueryClass,
+  source: Pick<ListingDefinition, 'resource' | 'table' | 'organizationColumn'>,
+): ListingDefinition {
+  return { ...source, sortableColumns: query.sortableColumns, filters: filtersOf(query) };
+}
