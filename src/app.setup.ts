@@ -36,6 +36,11 @@ export const createHttpAdapter = (): StablePrototypeExpressAdapter =>
 /** Replies smaller than this are sent as they are: compressing them saves less than it costs. */
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
+/** The library's choice (by mime-db), plus NDJSON exports, which mime-db does not mark as text. */
+const compressible: compression.CompressionFilter = (request, response) =>
+  compression.filter(request, response) ||
+  /^application\/x-ndjson\b/.test(String(response.getHeader('Content-Type') ?? ''));
+
 /**
  * Everything about the HTTP app that is not a module: shared by `main.ts` and the test kit, so
  * that tests run exactly the app that ships. Call before `app.init()`.
@@ -62,7 +67,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     ...(config.metrics.enabled ? [app.get(HttpMetrics).middleware] : []),
     helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }),
     // gzip or br as Accept-Encoding asks; streamed replies are flushed as they end.
-    compression({ threshold: COMPRESSION_THRESHOLD_BYTES }),
+    compression({ threshold: COMPRESSION_THRESHOLD_BYTES, filter: compressible }),
   );
   // Before anything that could touch the database, and ahead of every other /v1 reply.
   express.use('/v1', rateLimitMiddleware(app.get(RateLimits), config.exportRowsPerRequest));

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { brotliDecompressSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startTestApp, TestApp } from '../kit';
 
 /** A GET with a raw client, which leaves the body as it came (supertest decodes gzip itself). */
@@ -80,5 +80,38 @@ describe('compression of replies', () => {
     const reply = await rawGet(port, '/health/live', { 'Accept-Encoding': 'gzip, br' });
     expect(reply.status).toBe(200);
     expect(reply.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('compresses an NDJSON export in both encodings, each decoding to the same lines', async () => {
+    const ndjson = { Authorization: `Bearer ${token}`, Accept: 'application/x-ndjson' };
+    const identity = await rawGet(port, path, { ...ndjson, 'Accept-Encoding': 'identity' });
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(identity.body.toString('utf8').trim().split('\n')).toHaveLength(30);
+    for (const [encoding, decode] of [
+      ['gzip', gunzipSync],
+      ['br', brotliDecompressSync],
+    ] as const) {
+      const reply = await rawGet(port, path, { ...ndjson, 'Accept-Encoding': encoding });
+      expect(reply.headers['content-encoding']).toBe(encoding);
+      expect(reply.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+      expect(decode(reply.body).toString('utf8')).toBe(identity.body.toString('utf8'));
+    }
+  });
+
+  it('keeps the ETag across encodings, so a 304 answers whichever encoding the client takes', async () => {
+    const auth = { Authorization: `Bearer ${token}` };
+    const gzip = await rawGet(port, path, { ...auth, 'Accept-Encoding': 'gzip' });
+    const br = await rawGet(port, path, { ...auth, 'Accept-Encoding': 'br' });
+    const identity = await rawGet(port, path, { ...auth, 'Accept-Encoding': 'identity' });
+    // Weak: the same representation whatever its content coding (RFC 9110 §8.8.3).
+    expect(gzip.headers.etag).toMatch(/^W\//);
+    expect(br.headers.etag).toBe(gzip.headers.etag);
+    expect(identity.headers.etag).toBe(gzip.headers.etag);
+    const notModified = await rawGet(port, path, {
+      ...auth,
+      'Accept-Encoding': 'br',
+      'If-None-Match': String(gzip.headers.etag),
+    });
+    expect(notModified.status).toBe(304);
   });
 });
