@@ -239,7 +239,7 @@ async function benchSize(
       }
     }
     const walks = options.walks
-      ? await benchWalks(server, url, token, maxActivityId, options.only)
+      ? await benchWalks(server, url, token, maxActivityId, options.only, () => startServer(url))
       : [];
     return { rows, walks };
   } finally {

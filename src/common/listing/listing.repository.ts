@@ -334,7 +334,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Statement | undefined {
     const short =
       criteria.sortColumn === 'id' &&
-      offset + limit <= STRAIGHT_WALK_ROWS &&
+      // From the walk's start (a keyset step, an export chunk) any length is read straight.
+      (offset === 0 || offset + limit <= STRAIGHT_WALK_ROWS) &&
       criteria.conditions.every((condition) => condition.idRange);
     return short
       ? this.walkStatement(criteria, this.itemSql().straightOutput, 'forward', { offset, limit })
