@@ -65,14 +65,10 @@ interface FaultResult {
   noReply: { path: string; error?: string; atS: number }[];
   rateLimit?: { redisUp: RateLimitProbe; redisDown: RateLimitProbe };
   notes: string[];
+  records: RequestRecord[];
 }
 
-async function probeRateLimit(
-  instances: AppInstance[],
-  databaseUrl: string,
-  name: string,
-): Promise<RateLimitProbe> {
-  const token = await createToken(name, databaseUrl);
+async function probeRateLimit(instances: AppInstance[], token: string): Promise<RateLimitProbe> {
   const perInstance = [];
   for (const instance of instances) {
     const counts = { instance: instance.name, ok: 0, limited: 0, other: 0 };
@@ -137,6 +133,11 @@ async function main(): Promise<void> {
     )) as { organizations: number; users: number }[];
     const shape = { organizations: Number(counts.organizations), users: Number(counts.users) };
     const token = await createToken('drill', databaseUrl);
+    // Fresh tokens (untouched budgets) for the rate-limit check, made ahead of the load.
+    const probeTokens = {
+      redisUp: await createToken('drill-rate-redis-up', databaseUrl),
+      redisDown: await createToken('drill-rate-redis-down', databaseUrl),
+    };
 
     const env = (perMinute: number) => ({
       DATABASE_URL: databaseUrl,
@@ -173,7 +174,7 @@ async function main(): Promise<void> {
       say(`${fault}: load started`);
       let redisUp: RateLimitProbe | undefined;
       if (fault === 'redis') {
-        redisUp = await probeRateLimit([c, d], databaseUrl, 'drill-rate-redis-up');
+        redisUp = await probeRateLimit([c, d], probeTokens.redisUp);
         say(`rate limit with Redis up: ${formatProbe(redisUp)}`);
       }
       await sleep(Math.max(0, t0 + FAULT_AT_MS - performance.now()));
@@ -188,7 +189,7 @@ async function main(): Promise<void> {
       } else if (fault === 'redis') {
         description = `Redis killed (SIGKILL), started again ${REDIS_DOWN_MS / 1000} s later`;
         await redis.kill();
-        const redisDown = await probeRateLimit([c, d], databaseUrl, 'drill-rate-redis-down');
+        const redisDown = await probeRateLimit([c, d], probeTokens.redisDown);
         say(`rate limit with Redis down: ${formatProbe(redisDown)}`);
         rateLimit = { redisUp: redisUp!, redisDown };
         await sleep(Math.max(0, faultStart + REDIS_DOWN_MS - performance.now()));
@@ -218,7 +219,8 @@ async function main(): Promise<void> {
 
     const logLines = apps.flatMap((app) => app.logLines().map((line) => `${app.name}: ${line}`));
     const markdown = renderMarkdown(results, logLines);
-    writeFileSync(join(folder, 'drill.json'), JSON.stringify({ args, results }, null, 2));
+    const saved = results.map(({ records: _records, ...rest }) => rest);
+    writeFileSync(join(folder, 'drill.json'), JSON.stringify({ args, results: saved }, null, 2));
     writeFileSync(join(folder, 'drill.md'), markdown);
     writeFileSync(join(folder, 'app-log-lines.txt'), logLines.join('\n') + '\n');
     process.stdout.write(`\n${markdown}\n`);
@@ -265,6 +267,7 @@ function report(
       .map((r) => ({ path: r.path, error: r.error, atS: round((r.start - t0) / 1000) })),
     rateLimit,
     notes,
+    records,
   };
 }
 
@@ -327,6 +330,14 @@ function renderMarkdown(results: FaultResult[], logLines: string[]): string {
   for (const r of results) {
     const total = Object.values(r.phases).reduce((sum, s) => sum + (s.byOutcome['500'] ?? 0), 0);
     lines.push(`- ${r.fault}: 500s: ${total}. ${r.notes.join('. ')}`.trim());
+    const errors = r.records.filter((e) => typeof e.outcome === 'number' && e.outcome >= 400);
+    if (errors.length) {
+      const problem = errors.filter((e) => e.problemJson).length;
+      const retry = errors.filter((e) => e.retryAfter).length;
+      lines.push(
+        `  - error replies: ${errors.length}; problem+json: ${problem}; with Retry-After: ${retry}`,
+      );
+    }
     if (r.noReply.length) {
       const kinds = new Map<string, number>();
       for (const n of r.noReply) kinds.set(n.error ?? '?', (kinds.get(n.error ?? '?') ?? 0) + 1);

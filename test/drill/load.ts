@@ -11,6 +11,9 @@ export interface RequestRecord {
   path: string;
   /** The error's code for a request without a reply. */
   error?: string;
+  /** For an error status: the reply was problem+json and carried Retry-After. */
+  problemJson?: boolean;
+  retryAfter?: boolean;
 }
 
 export interface DataShape {
@@ -100,7 +103,19 @@ export class Load {
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       await response.arrayBuffer();
-      return { start, end: performance.now(), outcome: response.status, path };
+      const record: RequestRecord = {
+        start,
+        end: performance.now(),
+        outcome: response.status,
+        path,
+      };
+      if (response.status >= 400) {
+        record.problemJson = /^application\/problem\+json/.test(
+          response.headers.get('content-type') ?? '',
+        );
+        record.retryAfter = response.headers.has('retry-after');
+      }
+      return record;
     } catch (error) {
       const failure = error as Error & { cause?: { code?: string } };
       const timedOut = failure.name === 'TimeoutError';

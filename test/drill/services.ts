@@ -214,6 +214,7 @@ export class AppInstance {
     name: string,
     private readonly env: Record<string, string>,
     private readonly logPath: string,
+    private readonly nodeArgs: string[] = [],
   ) {
     this.name = name;
   }
@@ -229,22 +230,26 @@ export class AppInstance {
   async start(): Promise<void> {
     this.port = await freePort();
     this.log = createWriteStream(this.logPath, { flags: 'a' });
-    const child = spawn(process.execPath, [...productionNodeFlags(), 'dist/main.js'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'warn',
-        LOG_PRETTY: 'false',
-        HOST: '127.0.0.1',
-        DB_MIGRATIONS_RUN: 'false',
-        SEED_DEMO_DATA: 'false',
-        ...this.env,
-        PORT: String(this.port),
+    const child = spawn(
+      process.execPath,
+      [...productionNodeFlags(), ...this.nodeArgs, 'dist/main.js'],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          NODE_ENV: 'production',
+          LOG_LEVEL: 'warn',
+          LOG_PRETTY: 'false',
+          HOST: '127.0.0.1',
+          DB_MIGRATIONS_RUN: 'false',
+          SEED_DEMO_DATA: 'false',
+          ...this.env,
+          PORT: String(this.port),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
     child.once('exit', (code) => {
