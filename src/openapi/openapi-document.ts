@@ -40,21 +40,42 @@ Lists answer \`{ "data": [...], "pagination": { "current_page", "limit", "page_c
 the request's filters, 0 when nothing matches; a page past the end answers 200 with \`data: []\`.
 \`X-Total-Count\` carries the total and an RFC 8288 \`Link\` header the \`first\`, \`prev\`, \`next\`
 and \`last\` pages, keeping every other parameter. The default order is \`id\` ascending, stable while
-rows are appended; every \`sort\` breaks ties on \`id\` in the same direction. To walk a large
-collection, prefer keyset paging: \`after_id\` (with \`sort=id\`) or \`before_id\` (with \`sort=-id\`)
-set to the last id seen, which stays fast at any depth.
+rows are appended; every \`sort\` breaks ties on \`id\` in the same direction.
+
+## Walking and exporting
+To walk a collection, follow \`Link: rel="next"\` as given: it carries an opaque \`cursor\` (a keyset
+position on the sort column and \`id\`, signed and bound to the filters, sort and token scope it was
+made for; a changed or foreign one answers 400 naming \`cursor\`). Every matching row comes once, in
+order, at the same cost at any depth; \`first\`, \`prev\` and \`last\` stay page numbers. A row whose
+sort key changes during the walk (\`sort=updated_at\`) may come again later in it; no other row is
+skipped or repeated. \`after_id\` (\`0\`: from the start, with \`sort=id\`) and \`before_id\` (with
+\`sort=-id\`) keep only the ids past a bound.
+
+**Tail polling.** On an ascending walk in \`id\` order the last page, even an empty one, has a \`next\`
+link: following it later returns the rows appended since. Rows created in the last few seconds
+(TAIL_HOLDBACK_MS, 5 s by default) are held back from such walks, so that a row committed late with
+a lower id is never skipped.
+
+**Export.** \`Accept: application/x-ndjson\` streams every matching row, one item per line (same
+filters, sort and scope; \`page\` refused, \`limit\` caps the rows). A stream that fails midway ends
+without its final chunk (a truncated transfer). An export spends one request of rate-limit budget
+per 1,000 rows (EXPORT_ROWS_PER_REQUEST).
+
+**Compression.** JSON and NDJSON replies over 1 KB are sent gzip- or br-encoded as
+\`Accept-Encoding\` asks. ETags are weak, the same for every encoding.
 
 **Totals may be a few seconds old.** Counting a large filtered set is the expensive part of a page,
 so the total (\`X-Total-Count\`, hence \`page_count\`) for the same filters and token scope is
-reused for a short while (10 s by default). Rows added meanwhile appear on the pages, but not yet in
-the total; walk until \`data\` is empty (or use keyset paging) rather than trusting \`page_count\`
-for an exact end.
+reused for a short while (10 s by default) and then advanced by the rows appended since; deleted
+rows leave it at the next full recount (every 10 minutes by default). Walk by \`next\` rather than
+trusting \`page_count\` for an exact end.
 
 ## Errors
 Every error is RFC 9457 problem details (\`application/problem+json\`). Any bad query parameter
 (wrong type, out of range, repeated, unknown, an unknown \`sort\` or filter value) answers 400 with
 an \`errors\` list naming every offending parameter. Other methods than GET/HEAD answer 405 with
-\`Allow: GET, HEAD\`; unknown paths 404; a client accepting no JSON 406; a request with a body
+\`Allow: GET, HEAD\`; unknown paths 404; a client accepting neither JSON nor NDJSON 406 (after the
+token is checked); a request with a body
 413. A request line and headers beyond 16 KiB get a bare 431 from the HTTP server itself.
 
 ## Limits
@@ -64,8 +85,9 @@ Every query runs under a time limit; a database that is down or too slow answers
 \`Retry-After\`.
 
 ## Caching
-List replies carry an \`ETag\` and \`Cache-Control: private, no-cache\`; send the ETag back in
-\`If-None-Match\` to get 304 Not Modified when nothing changed.
+List replies carry a weak \`ETag\` and \`Cache-Control: private, no-cache\`; send the ETag back in
+\`If-None-Match\` to get 304 Not Modified when nothing changed, whatever \`Cache-Control\` the request
+carries. A 304 spends no rate-limit budget.
 
 Every reply carries \`X-Request-Id\` (yours when you send a sane one, else a new UUID); quote it
 when reporting a problem.`;
