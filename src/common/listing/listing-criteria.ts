@@ -123,16 +123,18 @@ export function afterPosition(
   criteria: ListingCriteria,
   position: { value: unknown; id: number },
 ): ListingCriteria {
-  const past = criteria.direction === 'ASC' ? '>' : '<';
+  const [past, orEqual] = criteria.direction === 'ASC' ? ['>', '>='] : ['<', '<='];
   const column = `t.${criteria.sortColumn}`;
   const condition: Condition =
     criteria.sortColumn === 'id'
       ? { sql: `t.id ${past} :cursor_id`, params: { cursor_id: position.id }, idRange: true }
       : {
-          // Two ranges of the (column, id) index, so a step seeks past a run of equal values
-          // (22k users share one updated_at in the bench) instead of scanning it: MariaDB read
-          // 22,179 index entries for 101 rows with `column >= v AND (column > v OR id > i)`.
-          sql: `${column} ${past} :cursor_value OR (${column} = :cursor_value AND t.id ${past} :cursor_id)`,
+          // A plain range on the column, narrowed to two ranges of the (column, id) index, so a
+          // step seeks past a run of equal values (22k users share one updated_at in the bench)
+          // instead of scanning it, as `column >= v AND (column > v OR id > i)` did on MariaDB.
+          sql:
+            `${column} ${orEqual} :cursor_value AND (${column} ${past} :cursor_value OR ` +
+            `(${column} = :cursor_value AND t.id ${past} :cursor_id))`,
           // SQLite seeks a row value; MariaDB does not (it scanned the whole index).
           sqliteSql: `(${column}, t.id) ${past} (:cursor_value, :cursor_id)`,
           params: { cursor_value: position.value, cursor_id: position.id },
