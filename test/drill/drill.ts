@@ -17,7 +17,7 @@ import {
   PrivateRedis,
   resultsFolder,
   RoundRobinProxy,
-  runCli,
+  seededDatabase,
   say,
   sleep,
 } from './services';
@@ -113,25 +113,10 @@ async function main(): Promise<void> {
   try {
     await db.install();
     await db.start();
-    await db.query(
-      'CREATE DATABASE listing_drill CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci',
-    );
-    const databaseUrl = `${db.url}/listing_drill`;
     say(`private MariaDB on port ${db.port}`);
     await redis.start();
     say(`private Redis on port ${redis.port}`);
-
-    await runCli('migrate.cli.ts', [], databaseUrl);
-    say(`seeding ${args.users} users, ${args.activities} login activities`);
-    await runCli(
-      'seed.cli.ts',
-      ['--users', args.users, '--activities', args.activities],
-      databaseUrl,
-    );
-    const [counts] = (await db.query(
-      'SELECT (SELECT COUNT(*) FROM listing_drill.organizations) AS organizations, (SELECT MAX(id) FROM listing_drill.users) AS users',
-    )) as { organizations: number; users: number }[];
-    const shape = { organizations: Number(counts.organizations), users: Number(counts.users) };
+    const { databaseUrl, shape } = await seededDatabase(db, 'listing_drill', args);
     const token = await createToken('drill', databaseUrl);
     // Fresh tokens (untouched budgets) for the rate-limit check, made ahead of the load.
     const probeTokens = {

@@ -192,6 +192,33 @@ export async function runCli(script: string, args: string[], databaseUrl: string
 }
 
 /** Creates a token with both listing scopes; returns the token (the CLI's last line). */
+/**
+ * A database of its own on the private server, migrated and seeded with the service's own CLIs;
+ * with the shape of the data the load draws its parameters from.
+ */
+export async function seededDatabase(
+  db: PrivateMariaDb,
+  name: string,
+  seed: { users: string; activities: string },
+): Promise<{ databaseUrl: string; shape: { organizations: number; users: number } }> {
+  await db.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  const databaseUrl = `${db.url}/${name}`;
+  await runCli('migrate.cli.ts', [], databaseUrl);
+  say(`seeding ${seed.users} users, ${seed.activities} login activities`);
+  await runCli(
+    'seed.cli.ts',
+    ['--users', seed.users, '--activities', seed.activities],
+    databaseUrl,
+  );
+  const [counts] = (await db.query(
+    `SELECT (SELECT COUNT(*) FROM ${name}.organizations) AS organizations, (SELECT MAX(id) FROM ${name}.users) AS users`,
+  )) as { organizations: number; users: number }[];
+  return {
+    databaseUrl,
+    shape: { organizations: Number(counts.organizations), users: Number(counts.users) },
+  };
+}
+
 export async function createToken(name: string, databaseUrl: string): Promise<string> {
   const stdout = await runCli(
     'token.cli.ts',

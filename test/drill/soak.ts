@@ -17,7 +17,7 @@ import {
   freePort,
   PrivateMariaDb,
   resultsFolder,
-  runCli,
+  seededDatabase,
   say,
   sleep,
 } from './services';
@@ -124,18 +124,7 @@ async function main(): Promise<void> {
   try {
     await db.install();
     await db.start();
-    await db.query('CREATE DATABASE listing_soak CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
-    const databaseUrl = `${db.url}/listing_soak`;
-    await runCli('migrate.cli.ts', [], databaseUrl);
-    say(`seeding ${args.users} users, ${args.activities} login activities`);
-    await runCli(
-      'seed.cli.ts',
-      ['--users', args.users, '--activities', args.activities],
-      databaseUrl,
-    );
-    const [counts] = (await db.query(
-      'SELECT (SELECT COUNT(*) FROM listing_soak.organizations) AS organizations, (SELECT MAX(id) FROM listing_soak.users) AS users',
-    )) as { organizations: number; users: number }[];
+    const { databaseUrl, shape } = await seededDatabase(db, 'listing_soak', args);
     const token = await createToken('soak', databaseUrl);
     const inspectPort = await freePort();
     app = new AppInstance(
@@ -163,7 +152,7 @@ async function main(): Promise<void> {
       concurrency: Number(args.concurrency),
       ratePerSecond: Number(args.rate),
       timeoutMs: STATEMENT_MS + 2000,
-      shape: { organizations: Number(counts.organizations), users: Number(counts.users) },
+      shape,
     });
     const t0 = performance.now();
     load.start();
