@@ -1,5 +1,6 @@
 import { defineScope } from '../common/auth/scope-registry';
 import { defineListing } from '../common/listing/listing-filter.decorator';
+import type { IndexPath } from '../common/listing/listing-index-paths';
 import { ListLoginActivitiesQueryDto } from './dto/list-login-activities-query.dto';
 
 export const LOGIN_ACTIVITIES_READ = defineScope(
@@ -11,4 +12,31 @@ export const loginActivitiesListing = defineListing(ListLoginActivitiesQueryDto,
   resource: 'login_activities',
   table: 'login_activities',
   organizationColumn: 'organization_id',
+  indexes: [
+    { index: 'ix_login_activities_created_at', equals: [], sort: 'created_at' },
+    // One user's, one e-mail's, one address's or one session's attempts are few: the other
+    // filters are checked row by row. A session is opened by one attempt: `id` order only.
+    ...['organization_id', 'user_id', 'user_email', 'ip_address'].flatMap((column) =>
+      ['id', 'created_at'].map((sort) => byColumn(column, sort, true)),
+    ),
+    byColumn('session_id', 'id', true),
+    ...[
+      'success',
+      'otp_required',
+      'authentication_method',
+      'oauth_provider',
+      'failure_reason',
+    ].flatMap((column) => ['id', 'created_at'].map((sort) => byColumn(column, sort, false))),
+  ],
 });
+
+/** The index `(column, sort…, id)` as the migrations name it. */
+function byColumn(column: string, sort: string, bounded: boolean): IndexPath {
+  const name = column === 'organization_id' ? 'org' : column;
+  return {
+    index: `ix_login_activities_${name}${sort === 'id' && column !== 'organization_id' ? '' : `_${sort}`}`,
+    equals: [column],
+    sort,
+    ...(bounded ? { bounded: true as const } : {}),
+  };
+}

@@ -8,4 +8,19 @@ export const usersListing = defineListing(ListUsersQueryDto, {
   resource: 'users',
   table: 'users',
   organizationColumn: 'organization_id',
+  indexes: [
+    { index: 'uq_users_email', equals: ['email'], sort: 'email', unique: true },
+    { index: 'uq_users_email', equals: [], sort: 'email', uniqueSort: true },
+    { index: 'ix_users_created_at', equals: [], sort: 'created_at' },
+    { index: 'ix_users_updated_at', equals: [], sort: 'updated_at' },
+    { index: 'ix_users_name', equals: [], sort: 'name' },
+    // An organization's users are few enough to check the other filters row by row.
+    ...(['id', 'created_at', 'updated_at', 'name', 'email'] as const).map((sort) => ({
+      index: `ix_users_org_${sort}`,
+      equals: ['organization_id'],
+      sort,
+      bounded: true as const,
+    })),
+    { index: 'ix_users_role_id', equals: ['role_id'], sort: 'id' },
+  ],
 });

@@ -56,7 +56,7 @@ describe('/openapi.json follows the configuration (PAGE_LIMIT_MAX=250, PAGE_LIMI
     ]);
     await kit
       .http()
-      .get('/v1/login_activities?created_from=2026-11-21')
+      .get('/v1/login_activities?created_from=2026-11-21&sort=created_at')
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
   });

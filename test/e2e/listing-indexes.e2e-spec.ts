@@ -1,18 +1,21 @@
 import { sortKeys } from '../../src/common/listing/listing-definition';
 import { ListingIndexes1763856000000 } from '../../src/database/migrations/1763856000000-listing-indexes';
+import { IndexPerFilterAndSort1764028800000 } from '../../src/database/migrations/1764028800000-index-per-filter-and-sort';
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
 import { UsersRepository } from '../../src/users/users.repository';
 import { startTestApp, TestApp } from '../kit';
 
 /**
- * Every filter and every sort of both listings, alone, combined and under an organization scope,
- * must be served by an index: the test EXPLAINs the statements a request really runs (the count
- * and the page, caught on their way to the driver) on a few thousand realistic rows with fresh
- * statistics.
- * MySQL/MariaDB: no `type = ALL` row. SQLite: no plain `SCAN <table>` (a scan along an index is
- * the equivalent of MySQL's `type = index` and passes, as it does there). The test fails without
- * the listing-indexes migration (e.g. `success=false` counts become `type=ALL`).
+ * Every documented filter × sort is read through an index in the sort's order at any depth, or
+ * refused up front with a 400 naming the sorts that are. The test EXPLAINs the statements a
+ * request really runs (the count and the page, caught on their way to the driver), near the start
+ * and in the far half (read from the end), on a few thousand realistic rows with fresh statistics.
+ * A plan fails on a full scan of the listed table, and on a sort or a temporary table over it:
+ * MySQL/MariaDB `type=ALL`, `Using filesort`, `Using temporary`; SQLite a plain `SCAN` or
+ * `USE TEMP B-TREE`. Only the walk of the listed table (`t`) counts: the deferred join's outer
+ * ORDER BY sorts the page's own rows (at most `limit`), and a keyset histogram groups its ids
+ * into buckets (one row per 4096 ids) with a temporary table by design.
  */
 describe('listing indexes (EXPLAIN of every filter and sort)', () => {
   let kit: TestApp;
@@ -36,20 +39,27 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
 
   afterAll(() => kit.close());
 
-  /** The rows a plan reads a listed table from without an index, as readable lines. */
-  async function fullScans(sql: string, params: unknown[]): Promise<string[]> {
+  /** What in a statement's plan reads the listed table without an index, or sorts it. */
+  async function planProblems(sql: string, params: unknown[]): Promise<string[]> {
+    const histogram = /GROUP BY/.test(sql);
     if (mysql) {
       const rows: Record<string, unknown>[] = await kit.dataSource.query(`EXPLAIN ${sql}`, params);
-      return (
-        rows
-          // Only the listed table matters: the page's materialized ids (`<derived2>`) and the
-          // lookups of a page's rows are at most a page's worth of reads.
-          .filter((row) => ['t', 'x'].includes(String(row.table)))
-          .filter((row) => String(row.type).toUpperCase() === 'ALL')
-          .map((row) => `${String(row.table)}: type=ALL (${String(row.Extra ?? '')})`)
-      );
+      return rows.flatMap((row) => {
+        const table = String(row.table);
+        const extra = String(row.Extra ?? '');
+        const problems: string[] = [];
+        if (['t', 'x'].includes(table) && String(row.type).toUpperCase() === 'ALL') {
+          problems.push(`${table}: type=ALL`);
+        }
+        if (table === 't' && !histogram) {
+          for (const sort of ['Using filesort', 'Using temporary']) {
+            if (extra.includes(sort)) problems.push(`${table}: ${sort} (key ${String(row.key)})`);
+          }
+        }
+        return problems;
+      });
     }
-    const rows: { detail: string }[] = await kit.dataSource.query(
+    const rows: { id: number; parent: number; detail: string }[] = await kit.dataSource.query(
       `EXPLAIN QUERY PLAN ${sql}`,
       params,
     );
@@ -57,10 +67,15 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     // walk along the primary key (MySQL's `type = index` on PRIMARY), stopped by the LIMIT. The
     // count of the same filters is checked on its own and has no such excuse.
     const walksPrimaryKey = /ORDER BY t\.id (ASC|DESC) LIMIT/.test(sql);
+    const deferredJoin = /\) p JOIN/.test(sql);
     return rows
-      .map((row) => row.detail)
-      .filter((detail) => /^SCAN (t|x|users|login_activities)$/.test(detail))
-      .filter((detail) => !(walksPrimaryKey && detail === 'SCAN t'));
+      .filter(
+        ({ detail, parent }) =>
+          (/^SCAN (t|x|users|login_activities)$/.test(detail) &&
+            !(walksPrimaryKey && detail === 'SCAN t')) ||
+          (/USE TEMP B-TREE/.test(detail) && !histogram && !(deferredJoin && parent === 0)),
+      )
+      .map(({ detail }) => detail);
   }
 
   const tokenFor = (organizationId: number | null): Promise<string> => {
@@ -68,21 +83,29 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     return tokens.get(organizationId)!;
   };
 
-  /** The statements a request runs on the listed table, as the driver receives them. */
-  async function statementsOf(
+  interface Reply {
+    status: number;
+    body: {
+      pagination?: { page_count: number };
+      errors?: { parameter: string; message: string }[];
+    };
+    statements: { name: string; sql: string; params: unknown[] }[];
+  }
+
+  /** A request's reply and the statements it ran on the listed table, as the driver got them. */
+  async function request(
     path: string,
     params: Record<string, string>,
     organizationId: number | null,
-  ): Promise<{ name: string; sql: string; params: unknown[] }[]> {
+  ): Promise<Reply> {
     const driver = kit.dataSource.driver;
     const escape = jest.spyOn(driver, 'escapeQueryWithParameters');
     try {
-      await kit
-        .http()
-        .get(`${path}?${new URLSearchParams(params).toString()}`)
-        .set('Authorization', `Bearer ${await tokenFor(organizationId)}`)
-        .expect(200);
-      return escape.mock.results
+      const reply = await kit
+        .as(await tokenFor(organizationId))
+        .get(`${path}?${new URLSearchParams(params).toString()}`);
+      expect([200, 400]).toContain(reply.status);
+      const statements = escape.mock.results
         .filter((result) => result.type === 'return')
         .map((result) => result.value as [string, unknown[]])
         .filter(([sql]) => /FROM `(users|login_activities)` t\b/.test(sql))
@@ -92,46 +115,79 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
           sql,
           params: values,
         }));
+      return { status: reply.status, body: reply.body as Reply['body'], statements };
     } finally {
       escape.mockRestore();
     }
   }
 
-  /** The statements of one request (page 3 of 20) that read a table without an index, described. */
-  async function unindexed(
+  /**
+   * Requests `params` near the start (page 2) and in the far half (90% of the pages, read from
+   * the end): `refused` with the 400's message, or the plan problems of every statement run.
+   */
+  async function check(
     path: string,
     params: Record<string, string>,
     organizationId: number | null,
-  ): Promise<string[]> {
+  ): Promise<{ refused?: string; problems: string[] }> {
+    const label = `?${new URLSearchParams(params).toString()} scope=${organizationId ?? '-'}`;
+    const near = await request(path, { ...params, page: '2', limit: '5' }, organizationId);
+    if (near.status === 400) {
+      const [error] = near.body.errors ?? [];
+      expect({ label, error }).toEqual({
+        label,
+        error: { parameter: expect.any(String), message: expect.stringMatching(/not served/) },
+      });
+      return { refused: `${error.parameter}: ${error.message}`, problems: [] };
+    }
+    const pages = near.body.pagination?.page_count ?? 0;
+    const replies = [near];
+    if (pages > 3) {
+      const far = { ...params, page: String(Math.floor(pages * 0.9)), limit: '5' };
+      replies.push(await request(path, far, organizationId));
+    }
     const problems: string[] = [];
-    const statements = await statementsOf(
-      path,
-      { ...params, page: '3', limit: '20' },
-      organizationId,
-    );
-    for (const statement of statements) {
-      const scans = await fullScans(statement.sql, statement.params);
-      if (scans.length) {
-        const label = `?${new URLSearchParams(params).toString()} scope=${organizationId ?? '-'}`;
-        problems.push(`${label} ${statement.name}: ${statement.sql} → ${scans.join('; ')}`);
+    for (const reply of replies) {
+      for (const statement of reply.statements) {
+        const found = await planProblems(statement.sql, statement.params);
+        if (found.length) {
+          problems.push(`${label} ${statement.name}: ${statement.sql} → ${found.join('; ')}`);
+        }
       }
     }
-    return problems;
+    return { problems };
   }
 
-  /** Each filter alone, each sort alone, each filter with each sort; unscoped and scoped. */
-  function combinations(filters: Record<string, string>, sorts: string[]) {
-    const out: Record<string, string>[] = [];
-    for (const sort of sorts) out.push({ sort });
-    for (const [name, value] of Object.entries(filters)) {
-      out.push({ [name]: value });
-      for (const sort of sorts) out.push({ [name]: value, sort });
+  /** Each filter alone with each sort, unscoped and scoped: which are served, and their plans. */
+  async function checkAll(
+    path: string,
+    filters: Record<string, string>,
+    sorts: string[],
+    scope: number,
+  ): Promise<{ served: Record<string, string[]>; problems: string[]; checked: number }> {
+    const served: Record<string, string[]> = {};
+    const problems: string[] = [];
+    let checked = 0;
+    for (const [name, value] of [['', ''], ...Object.entries(filters)]) {
+      for (const sort of sorts) {
+        for (const organizationId of [null, scope]) {
+          const params: Record<string, string> = name ? { [name]: value, sort } : { sort };
+          const result = await check(path, params, organizationId);
+          checked += 1;
+          problems.push(...result.problems);
+          if (!result.refused) {
+            const key = `${name || '(none)'}${organizationId === null ? '' : ' (scoped)'}`;
+            if (!sort.startsWith('-')) (served[key] ??= []).push(sort);
+          } else if (organizationId !== null) {
+            problems.push(`?${name}&sort=${sort} refused under a scope: ${result.refused}`);
+          }
+        }
+      }
     }
-    out.push({ ...filters });
-    return out;
+    return { served, problems, checked };
   }
 
-  it('serves every users filter and sort from an index, scoped or not', async () => {
+  it('serves every users filter and sort from an index, or refuses it naming the sorts that are', async () => {
     const repository = kit.app.get(UsersRepository);
     const [user] = await kit.dataSource.query(
       'SELECT id, name, email, role_id, organization_id FROM users ORDER BY id LIMIT 1 OFFSET 1234',
@@ -146,21 +202,44 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       updated_from: '2026-03-01T00:00:00Z',
       updated_to: '2026-04-01T00:00:00Z',
     };
-    const problems: string[] = [];
-    let checked = 0;
-    for (const params of combinations(filters, sortKeys(repository.definition))) {
-      for (const scope of [null, Number(user.organization_id)]) {
-        problems.push(...(await unindexed('/v1/users', params, scope)));
-        checked += 1;
-      }
+    const scope = Number(user.organization_id);
+    const sorts = sortKeys(repository.definition);
+    const { served, problems, checked } = await checkAll('/v1/users', filters, sorts, scope);
+    const every = ['id', 'created_at', 'updated_at', 'name', 'email'];
+    // The README's table of filters and their sorts; a scoped token is served every sort.
+    expect(
+      Object.fromEntries(Object.entries(served).filter(([key]) => !/scoped/.test(key))),
+    ).toEqual({
+      '(none)': every,
+      organization_id: every,
+      role_id: ['id'],
+      email: every,
+      q: ['name'],
+      created_from: ['created_at'],
+      created_to: ['created_at'],
+      updated_from: ['updated_at'],
+      updated_to: ['updated_at'],
+    });
+    for (const [key, scopedSorts] of Object.entries(served)) {
+      if (/scoped/.test(key)) expect({ key, scopedSorts }).toEqual({ key, scopedSorts: every });
     }
-    problems.push(...(await unindexed('/v1/users', { after_id: '1500' }, null)));
-    problems.push(...(await unindexed('/v1/users', { before_id: '1500', sort: '-id' }, 3)));
-    expect(checked).toBeGreaterThan(150);
+    // Combined as the README shows, all at once, and keyset walks.
+    for (const [params, organizationId] of [
+      [{ q: filters.q, sort: 'name' }, null],
+      [{ ...filters, sort: '-updated_at' }, null],
+      [{ after_id: '1500' }, null],
+      [{ before_id: '1500', sort: '-id' }, scope],
+      [{ role_id: filters.role_id, created_from: filters.created_from, sort: 'name' }, scope],
+    ] as const) {
+      const result = await check('/v1/users', params, organizationId);
+      expect({ params, refused: result.refused }).toEqual({ params, refused: undefined });
+      problems.push(...result.problems);
+    }
+    expect(checked).toBeGreaterThan(80);
     expect(problems).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
-  it('serves every login activity filter and sort from an index, scoped or not', async () => {
+  it('serves every login activity filter and sort from an index, or refuses it naming the sorts that are', async () => {
     const repository = kit.app.get(LoginActivitiesRepository);
     const [activity] = await kit.dataSource.query(
       'SELECT user_id, user_email, ip_address, session_id, organization_id FROM login_activities WHERE session_id IS NOT NULL ORDER BY id LIMIT 1 OFFSET 2000',
@@ -179,25 +258,83 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       created_to: '2026-10-15T00:00:00-05:00',
     };
     const scope = Number(activity.organization_id);
-    const problems: string[] = [];
-    let checked = 0;
-    for (const params of combinations(filters, sortKeys(repository.definition))) {
-      for (const organizationId of [null, scope]) {
-        problems.push(...(await unindexed('/v1/login_activities', params, organizationId)));
-        checked += 1;
-      }
+    const sorts = sortKeys(repository.definition);
+    const path = '/v1/login_activities';
+    const { served, problems, checked } = await checkAll(path, filters, sorts, scope);
+    const both = ['id', 'created_at'];
+    expect(
+      Object.fromEntries(Object.entries(served).filter(([key]) => !/scoped/.test(key))),
+    ).toEqual({
+      '(none)': both,
+      user_id: both,
+      user_email: both,
+      success: both,
+      authentication_method: both,
+      oauth_provider: both,
+      failure_reason: both,
+      ip_address: both,
+      session_id: ['id'],
+      otp_required: both,
+      created_from: ['created_at'],
+      created_to: ['created_at'],
+    });
+    for (const [key, scopedSorts] of Object.entries(served)) {
+      if (/scoped/.test(key)) expect({ key, scopedSorts }).toEqual({ key, scopedSorts: both });
     }
-    problems.push(...(await unindexed('/v1/login_activities', { after_id: '3000' }, null)));
-    problems.push(
-      ...(await unindexed(
-        '/v1/login_activities',
-        { before_id: '3000', sort: '-id', success: 'false' },
-        scope,
-      )),
-    );
-    expect(checked).toBeGreaterThan(80);
+    for (const [params, organizationId] of [
+      [
+        {
+          user_id: filters.user_id,
+          success: 'false',
+          created_from: filters.created_from,
+          sort: '-created_at',
+        },
+        null,
+      ],
+      [{ success: 'false', created_from: filters.created_from, sort: 'created_at' }, null],
+      [{ ...filters }, null],
+      [{ after_id: '3000' }, null],
+      [{ before_id: '3000', sort: '-id', success: 'false' }, scope],
+      [{ failure_reason: 'otp_invalid', created_from: filters.created_from, sort: 'id' }, scope],
+    ] as const) {
+      const result = await check(path, params, organizationId);
+      expect({ params, refused: result.refused }).toEqual({ params, refused: undefined });
+      problems.push(...result.problems);
+    }
+    expect(checked).toBeGreaterThan(40);
     expect(problems).toEqual([]);
-  }, 60_000);
+  }, 120_000);
+
+  it('refuses a filter × sort no index serves with a 400 naming the sorts that go with it', async () => {
+    const token = await tokenFor(null);
+    const reply = await kit
+      .as(token)
+      .get('/v1/login_activities?failure_reason=otp_invalid&created_from=2026-10-01T00:00:00Z')
+      .expect(400);
+    expect(reply.body.errors).toEqual([
+      {
+        parameter: 'sort',
+        message:
+          'sort=id is not served by an index with failure_reason, created_from; with these filters, sort by created_at, -created_at',
+      },
+    ]);
+    const combined = await kit
+      .as(token)
+      .get(
+        '/v1/login_activities?authentication_method=oauth&oauth_provider=google&sort=-created_at',
+      )
+      .expect(400);
+    expect(combined.body.errors).toEqual([
+      {
+        parameter: 'oauth_provider',
+        message: expect.stringMatching(
+          /^authentication_method, oauth_provider together are not served by one index/,
+        ),
+      },
+    ]);
+    await kit.as(token).get('/v1/users?q=ad').expect(400);
+    await kit.as(token).get('/v1/users?q=ad&sort=-name').expect(200);
+  });
 
   it('reads a short walk along the primary key straight, without the deferred join, lookups by primary key', async () => {
     const plan = async (
@@ -206,7 +343,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       offset: number,
       limit: number,
     ) => {
-      const statements = await statementsOf(
+      const { statements } = await request(
         path,
         { ...params, page: String(offset / limit + 1), limit: String(limit) },
         null,
@@ -267,25 +404,33 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     expect((await plan('/v1/users', { sort: 'name' }, 0, 20)).names).toEqual(deferred);
   });
 
-  it('reverts and re-applies its migration cleanly', async () => {
+  it('reverts and re-applies its migrations cleanly', async () => {
     const indexNames = async (table: string): Promise<string[]> => {
       const rows: { Key_name?: string; name?: string }[] = await kit.dataSource.query(
         mysql ? `SHOW INDEX FROM ${table}` : `PRAGMA index_list(${table})`,
       );
       return rows.map((row) => String(row.Key_name ?? row.name));
     };
-    const added = ['ix_users_org_created_at', 'ix_login_activities_success'];
+    const added = [
+      'ix_users_org_created_at',
+      'ix_login_activities_success',
+      'ix_login_activities_failure_reason_created_at',
+    ];
     const runner = kit.dataSource.createQueryRunner();
     try {
       const migration = new ListingIndexes1763856000000();
+      const perFilterAndSort = new IndexPerFilterAndSort1764028800000();
+      await perFilterAndSort.down(runner);
       await migration.down(runner);
       const afterDown = [...(await indexNames('users')), ...(await indexNames('login_activities'))];
       expect(afterDown).not.toEqual(expect.arrayContaining([added[0]]));
       expect(afterDown).not.toEqual(expect.arrayContaining([added[1]]));
+      expect(afterDown).not.toEqual(expect.arrayContaining([added[2]]));
       expect(afterDown).toEqual(
         expect.arrayContaining(['ix_users_org_id', 'ix_login_activities_user_id']),
       );
       await migration.up(runner);
+      await perFilterAndSort.up(runner);
       const afterUp = [...(await indexNames('users')), ...(await indexNames('login_activities'))];
       expect(afterUp).toEqual(expect.arrayContaining(added));
     } finally {

@@ -134,8 +134,19 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
         Object.entries(filters).every(([name, value]) => reference[name](row, value)),
       ),
     );
+  /**
+   * A time window goes with `sort=created_at` unless a filter of few rows (one user, e-mail,
+   * address or session) narrows it first (README: filters and sorts); ids compared as sets.
+   */
+  const sortFor = (filters: Record<string, string>) =>
+    (filters.created_from || filters.created_to) &&
+    !['user_id', 'user_email', 'ip_address', 'session_id'].some((name) => filters[name])
+      ? 'created_at'
+      : 'id';
+  const listed = async (filters: Record<string, string>) =>
+    get(`${new URLSearchParams({ ...filters, sort: sortFor(filters) })}&limit=100`).expect(200);
   const list = async (filters: Record<string, string>) =>
-    idsOf(await get(`${new URLSearchParams(filters)}&limit=100`).expect(200));
+    idsOf(await listed(filters)).sort((a, b) => a - b);
 
   describe('filters', () => {
     const cases: [string, () => Record<string, string>][] = [
@@ -160,8 +171,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       const want = expected(query);
       expect(want.length).toBeGreaterThan(0);
       expect(want.length).toBeLessThan(rows.length);
-      const response = await get(`${new URLSearchParams(query)}&limit=100`).expect(200);
-      expect(idsOf(response)).toEqual(want);
+      const response = await listed(query);
+      expect(idsOf(response).sort((a, b) => a - b)).toEqual(want);
       expect(response.headers['x-total-count']).toBe(String(want.length));
     });
 
@@ -178,8 +189,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
         { user_id: String(ada.id), success: 'false' },
         { user_id: String(ada.id), success: 'false', created_from: iso(0), created_to: iso(3001) },
         { success: 'false', otp_required: 'true', ip_address: '192.0.2.1' },
-        { authentication_method: 'oauth', oauth_provider: 'google', success: 'true' },
-        { authentication_method: 'oauth', oauth_provider: 'google', success: 'false' },
+        { authentication_method: 'oauth', oauth_provider: 'google', user_id: String(ada.id) },
+        { oauth_provider: 'google', success: 'false', user_email: 'BOB@example.com' },
         { user_email: 'BOB@example.com', failure_reason: 'account_disabled' },
         { session_id: 'sess_a3', user_id: String(ada.id), ip_address: '2001:db8::1' },
         { session_id: 'sess_a3', user_id: String(bob.id) },

@@ -20,6 +20,7 @@ const slowListing: ListingDefinition = {
   organizationColumn: 'organization_id',
   sortableColumns: [],
   filters: {},
+  indexes: [],
 };
 
 class SlowRowsQueryDto extends ListingQueryDto(slowListing) {}

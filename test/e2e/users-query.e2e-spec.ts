@@ -52,9 +52,9 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
       // Same name as #2 and same created_at as #1 and #3: ties for the sorts.
       await make('Alan Turing', 'turing2@example.test', acme, admin, 0, 2 * DAY),
       // LIKE's wildcards and our escape character must match literally.
-      await make('Edsger Dijkstra', 'ed_sger@example.test', beta, member, -1, 4 * DAY),
-      await make('Edgar Codd', 'edxsger@example.test', beta, member, 2000, 4 * DAY),
-      await make('Bang Bang', 'bang!x@example.test', acme, member, 3000, 5 * DAY),
+      await make('Ed_sger Dijkstra', 'ed_sger@example.test', beta, member, -1, 4 * DAY),
+      await make('Edxsger Codd', 'edxsger@example.test', beta, member, 2000, 4 * DAY),
+      await make('Bang!x Bang', 'bang!x@example.test', acme, member, 3000, 5 * DAY),
       ...(await kit.data.many(30, (i) =>
         make(
           `Filler ${String(i).padStart(2, '0')}`,
@@ -86,9 +86,7 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
     organization_id: (u, v) => u.organization_id === Number(v),
     role_id: (u, v) => u.role_id === Number(v),
     email: (u, v) => u.email.toLowerCase() === v.toLowerCase(),
-    q: (u, v) =>
-      u.name.toLowerCase().startsWith(v.toLowerCase()) ||
-      u.email.toLowerCase().startsWith(v.toLowerCase()),
+    q: (u, v) => u.name.toLowerCase().startsWith(v.toLowerCase()),
     created_from: (u, v) => u.created_at.getTime() >= Date.parse(v),
     created_to: (u, v) => u.created_at.getTime() < Date.parse(v),
     updated_from: (u, v) => u.updated_at.getTime() >= Date.parse(v),
@@ -101,14 +99,33 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
       ),
     );
 
+  /**
+   * The filters' matches in the order an index keeps them in (README: filters and sorts): `q` by
+   * name, a time range by its column, otherwise (or within an organization) by id.
+   */
+  const sortFor = (query: Record<string, string>): string =>
+    query.organization_id || query.email
+      ? 'id'
+      : query.q
+        ? 'name'
+        : query.created_from || query.created_to
+          ? 'created_at'
+          : query.updated_from || query.updated_to
+            ? 'updated_at'
+            : 'id';
+  const listed = async (query: Record<string, string>) =>
+    idsOf(
+      await get(`${new URLSearchParams({ ...query, sort: sortFor(query) })}&limit=100`).expect(200),
+    ).sort((a, b) => a - b);
+
   describe('filters', () => {
     const cases: [string, () => Record<string, string>, number][] = [
       ['organization_id', () => ({ organization_id: String(acme) }), 4],
       ['role_id', () => ({ role_id: String(admin) }), 3],
       ['email, in another case', () => ({ email: 'ADA.LOVELACE@example.TEST' }), 1],
       ['q on names, case-insensitive', () => ({ q: 'ADA' }), 2],
-      ['q on e-mails', () => ({ q: 'turing2' }), 1],
-      ['q on names or e-mails', () => ({ q: 'al' }), 2],
+      ['q, not on e-mails', () => ({ q: 'turing2' }), 0],
+      ['q on names', () => ({ q: 'al' }), 2],
       ['q with a literal _', () => ({ q: 'ed_' }), 1],
       ['q with a literal !', () => ({ q: 'bang!' }), 1],
       ['q with a literal %', () => ({ q: 'a%' }), 0],
@@ -119,8 +136,9 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
     ];
     it.each(cases)('%s keeps exactly the matching users', async (_name, filters, count) => {
       const query = filters();
-      const response = await get(`${new URLSearchParams(query)}&limit=100`).expect(200);
-      expect(idsOf(response)).toEqual(expected(query));
+      const params = new URLSearchParams({ ...query, sort: sortFor(query) });
+      const response = await get(`${params}&limit=100`).expect(200);
+      expect(idsOf(response).sort((a, b) => a - b)).toEqual(expected(query));
       expect(idsOf(response)).toHaveLength(count);
       expect(response.headers['x-total-count']).toBe(String(count));
     });
@@ -129,8 +147,14 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
       const combinations: Record<string, string>[] = [
         { organization_id: String(acme), role_id: String(admin) },
         { organization_id: String(beta), q: 'ed' },
-        { q: 'al', created_from: iso(1) },
-        { role_id: String(member), updated_from: iso(2 * DAY), updated_to: iso(4 * DAY) },
+        { organization_id: String(acme), q: 'al', created_from: iso(1) },
+        { q: 'al', email: 'alan@example.test' },
+        {
+          organization_id: String(beta),
+          role_id: String(member),
+          updated_from: iso(2 * DAY),
+          updated_to: iso(4 * DAY),
+        },
         { organization_id: String(beta), created_from: iso(0), created_to: iso(3_600_000 + 1) },
         {
           organization_id: String(acme),
@@ -145,8 +169,7 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
         { organization_id: String(acme), email: 'grace@navy.test' },
       ];
       for (const query of combinations) {
-        const response = await get(`${new URLSearchParams(query)}&limit=100`).expect(200);
-        expect({ query, ids: idsOf(response) }).toEqual({ query, ids: expected(query) });
+        expect({ query, ids: await listed(query) }).toEqual({ query, ids: expected(query) });
       }
       const all = await get(
         `organization_id=${acme}&role_id=${admin}&email=turing2@example.test&q=al&created_to=${iso(1)}`,
@@ -156,34 +179,30 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
 
     it('takes *_from inclusive and *_to exclusive, to the millisecond', async () => {
       const atT = [users[0].id, users[2].id, users[4].id];
-      const from = await get(`created_from=${iso(0)}&created_to=${iso(1)}`).expect(200);
-      expect(idsOf(from)).toEqual(atT);
-      const empty = await get(`created_from=${iso(0)}&created_to=${iso(0)}`).expect(200);
-      expect(idsOf(empty)).toEqual([]);
-      const justAfter = await get(`created_from=${iso(1)}&created_to=${iso(2)}`).expect(200);
-      expect(idsOf(justAfter)).toEqual([users[1].id]);
-      const justBefore = await get(`created_from=${iso(-1)}&created_to=${iso(0)}`).expect(200);
-      expect(idsOf(justBefore)).toEqual([users[5].id]);
-      const updated = await get(`updated_from=${iso(DAY)}&updated_to=${iso(DAY + 1)}`).expect(200);
-      expect(idsOf(updated)).toEqual([users[0].id, users[2].id]);
+      const window = (column: string, from: number, to: number) =>
+        listed({ [`${column}_from`]: iso(from), [`${column}_to`]: iso(to) });
+      expect(await window('created', 0, 1)).toEqual(atT);
+      expect(await window('created', 0, 0)).toEqual([]);
+      expect(await window('created', 1, 2)).toEqual([users[1].id]);
+      expect(await window('created', -1, 0)).toEqual([users[5].id]);
+      expect(await window('updated', DAY, DAY + 1)).toEqual([users[0].id, users[2].id]);
     });
 
     it('reads timestamps with an offset or only a date', async () => {
       // 12:00:00.001+02:00 is 10:00:00.001Z, the created_at of user #2.
-      const plus = await get(
-        `created_from=${encodeURIComponent('2026-03-01T12:00:00.001+02:00')}&created_to=${encodeURIComponent('2026-03-01T05:00:00.002-05:00')}`,
-      ).expect(200);
-      expect(idsOf(plus)).toEqual([users[1].id]);
-      const seconds = await get(
-        'created_from=2026-03-01T11:00:00%2B01:00&created_to=2026-03-01T10:00:01Z',
-      );
-      expect(idsOf(seconds)).toEqual(expected({ created_from: iso(0), created_to: iso(1000) }));
-      const dates = await get('created_from=2026-03-01&created_to=2026-03-02&limit=100').expect(
-        200,
-      );
-      expect(idsOf(dates)).toEqual(ids(users));
-      const none = await get('created_to=2026-03-01').expect(200);
-      expect(idsOf(none)).toEqual([]);
+      const plus = await listed({
+        created_from: '2026-03-01T12:00:00.001+02:00',
+        created_to: '2026-03-01T05:00:00.002-05:00',
+      });
+      expect(plus).toEqual([users[1].id]);
+      const seconds = await listed({
+        created_from: '2026-03-01T11:00:00+01:00',
+        created_to: '2026-03-01T10:00:01Z',
+      });
+      expect(seconds).toEqual(expected({ created_from: iso(0), created_to: iso(1000) }));
+      const dates = await listed({ created_from: '2026-03-01', created_to: '2026-03-02' });
+      expect(dates).toEqual(ids(users).sort((a, b) => a - b));
+      expect(await listed({ created_to: '2026-03-01' })).toEqual([]);
     });
 
     it.each([

@@ -1,6 +1,7 @@
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
 import type { Principal } from '../auth/principal';
 import { ListingDefinition, SortDirection } from './listing-definition';
+import { requireIndexPath } from './listing-index-paths';
 import type { ListingQuery } from './listing-query.dto';
 
 export interface Condition {
@@ -21,6 +22,14 @@ export interface ListingCriteria {
   conditions: Condition[];
   sortColumn: string;
   direction: SortDirection;
+  /**
+   * The index the walk and the count read through (`listing-index-paths.ts`), named to the
+   * database so that its plan cannot drift to a sort; undefined: the primary key, or a short
+   * count the optimizer plans alone (rows appended since a total).
+   */
+  index?: string;
+  /** The sort column is unique (its index says so): ordered by it alone, ties cannot happen. */
+  uniqueSort?: boolean;
 }
 
 // `!` rather than a backslash, which MySQL string literals would treat as an escape themselves.
@@ -42,19 +51,24 @@ export function buildCriteria(
   checkKeysetBounds(query);
 
   const conditions: Condition[] = [];
+  const equals = new Set<string>();
+  const ranges = new Set<string>();
+  const filterParameters: string[] = [];
   if (principal.organizationId !== null) {
     conditions.push({
       sql: `t.${definition.organizationColumn} = :scope_organization_id`,
       params: { scope_organization_id: principal.organizationId },
     });
+    equals.add(definition.organizationColumn);
   }
   const values = query as unknown as Record<string, unknown>;
-  for (const [parameter, filter] of Object.entries(definition.filters)) {
+  for (const [parameter, { operator, column }] of Object.entries(definition.filters)) {
     const value = values[parameter];
     if (value === undefined) continue;
+    filterParameters.push(parameter);
+    (operator === 'equals' ? equals : ranges).add(column);
     const name = `filter_${parameter}`;
-    const column = filter.column ?? filter.columns?.[0];
-    switch (filter.operator) {
+    switch (operator) {
       case 'equals':
         conditions.push({ sql: `t.${column} = :${name}`, params: { [name]: value } });
         break;
@@ -64,21 +78,12 @@ export function buildCriteria(
       case 'to':
         conditions.push({ sql: `t.${column} < :${name}`, params: { [name]: value } });
         break;
-      case 'prefix': {
-        const columns = filter.columns ?? [column!];
-        const like = (c: string) => `${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
+      case 'prefix':
         conditions.push({
-          // MySQL/MariaDB serve the OR of prefix LIKEs from one index per column (index_merge).
-          sql: `(${columns.map((c) => like(`t.${c}`)).join(' OR ')})`,
-          // SQLite serves a LIKE prefix from an index but not an OR of them: a list of ids, one
-          // index search per column, does it instead.
-          sqliteSql: `t.id IN (${columns
-            .map((c) => `SELECT id FROM ${definition.table} WHERE ${like(c)}`)
-            .join(' UNION ALL ')})`,
+          sql: `t.${column} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`,
           params: { [name]: `${escapeLike(String(value))}%` },
         });
         break;
-      }
     }
   }
   if (query.after_id !== undefined) {
@@ -87,6 +92,7 @@ export function buildCriteria(
       params: { after_id: query.after_id },
       idRange: true,
     });
+    ranges.add('id');
   }
   if (query.before_id !== undefined) {
     conditions.push({
@@ -94,8 +100,10 @@ export function buildCriteria(
       params: { before_id: query.before_id },
       idRange: true,
     });
+    ranges.add('id');
   }
-  return { conditions, sortColumn, direction };
+  const path = requireIndexPath(definition, { equals, ranges }, query.sort, filterParameters);
+  return { conditions, sortColumn, direction, index: path.index, uniqueSort: path.uniqueSort };
 }
 
 function checkKeysetBounds(query: ListingQuery): void {

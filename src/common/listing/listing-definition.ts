@@ -1,3 +1,5 @@
+import type { IndexPath } from './listing-index-paths';
+
 /**
  * What a listing module declares about itself; the shared pieces (query DTO, criteria, paging,
  * envelope, count cache) do the rest.
@@ -9,14 +11,13 @@ export type FilterOperator =
   | 'from'
   /** `column < value`: the exclusive upper bound of a range. */
   | 'to'
-  /** Any of `columns` starts with the value. */
+  /** `column` starts with the value (a range of the column's index). */
   | 'prefix';
 
 export interface FilterDeclaration {
   operator: FilterOperator;
-  /** The column the filter applies to (for `prefix`, the first of `columns`). */
-  column?: string;
-  columns?: string[];
+  /** The column the filter applies to. */
+  column: string;
 }
 
 export interface ListingDefinition {
@@ -36,6 +37,11 @@ export interface ListingDefinition {
    * query DTO with `@Filter` and read from it by `defineListing`.
    */
   filters: Record<string, FilterDeclaration>;
+  /**
+   * The indexes the listing reads through, besides the primary key (`id` order). A filter × sort
+   * that none of them serves is refused with a 400 naming the sorts that are.
+   */
+  indexes: readonly IndexPath[];
 }
 
 export type SortDirection = 'ASC' | 'DESC';

@@ -7,7 +7,7 @@ class ThingsQueryDto extends ListingQueryDto({ sortableColumns: ['created_at', '
   @IdParam()
   owner_id?: number;
 
-  @Filter('prefix', ['name', 'label'])
+  @Filter('prefix', 'name')
   @StringParam({ maxLength: 50 })
   q?: string;
 
@@ -33,15 +33,17 @@ describe('@Filter and defineListing', () => {
         resource: 'things',
         table: 'things',
         organizationColumn: 'organization_id',
+        indexes: [{ index: 'ix_things_name', equals: [], sort: 'name' }],
       }),
     ).toEqual({
       resource: 'things',
       table: 'things',
       organizationColumn: 'organization_id',
       sortableColumns: ['created_at', 'name'],
+      indexes: [{ index: 'ix_things_name', equals: [], sort: 'name' }],
       filters: {
         owner_id: { operator: 'equals', column: 'owner_id' },
-        q: { operator: 'prefix', column: 'name', columns: ['name', 'label'] },
+        q: { operator: 'prefix', column: 'name' },
         created_from: { operator: 'from', column: 'created_at' },
       },
     });

@@ -1,19 +1,20 @@
 import type { Type } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { describeSorts } from './listing-index-paths';
+import { SORT_DESCRIPTION } from './listing-query.dto';
 import type { FilterDeclaration, FilterOperator, ListingDefinition } from './listing-definition';
 
 const FILTERS = Symbol('listing:filters');
 
 /**
  * Declares a query DTO property as a filter of its listing: how it filters (`operator`) and which
- * column(s) (`column`, by default the parameter's own name; for `prefix`, a list). The listing's
+ * column (`column`, by default the parameter's own name). The listing's
  * definition reads these back (`defineListing`), so a filter is declared once, where it is validated.
  */
-export function Filter(operator: FilterOperator, column?: string | string[]): PropertyDecorator {
+export function Filter(operator: FilterOperator, column?: string): PropertyDecorator {
   return (target, property) => {
     const parameter = String(property);
-    const declaration: FilterDeclaration = Array.isArray(column)
-      ? { operator, column: column[0], columns: column }
-      : { operator, column: column ?? parameter };
+    const declaration: FilterDeclaration = { operator, column: column ?? parameter };
     const inherited = (Reflect.getMetadata(FILTERS, target) ?? {}) as Record<
       string,
       FilterDeclaration
@@ -35,7 +36,17 @@ export interface ListingQueryClass extends Type<unknown> {
 /** A listing's definition: where its rows live, plus what its query DTO declares. */
 export function defineListing(
   query: ListingQueryClass,
-  source: Pick<ListingDefinition, 'resource' | 'table' | 'organizationColumn'>,
+  source: Pick<ListingDefinition, 'resource' | 'table' | 'organizationColumn' | 'indexes'>,
 ): ListingDefinition {
-  return { ...source, sortableColumns: query.sortableColumns, filters: filtersOf(query) };
+  const definition = {
+    ...source,
+    sortableColumns: query.sortableColumns,
+    filters: filtersOf(query),
+  };
+  // The sorts each filter goes with, in the document, from the same paths the requests use.
+  ApiPropertyOptional({ description: `${SORT_DESCRIPTION} ${describeSorts(definition)}` })(
+    query.prototype as object,
+    'sort',
+  );
+  return definition;
 }

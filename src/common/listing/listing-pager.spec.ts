@@ -14,6 +14,7 @@ describe('ListingPager, time limits', () => {
     organizationColumn: 'organization_id',
     sortableColumns: [],
     filters: {},
+    indexes: [],
   };
   const principal: Principal = {
     tokenId: 1,

@@ -311,6 +311,7 @@ function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal 
 /** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
 const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
   ...criteria,
+  index: undefined, // a short range of ids: the optimizer's choice
   conditions: [
     ...criteria.conditions,
     { sql: 't.id > :counted_max_id', params: { counted_max_id: maxId }, idRange: true },

@@ -9,6 +9,9 @@ export function configurePagination(settings: { defaultLimit: number; maxLimit: 
   paginationSettings.maxLimit = settings.maxLimit;
 }
 
+export const SORT_DESCRIPTION =
+  'Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`.';
+
 /** The largest page number accepted: a signed 32-bit integer, as most clients store it. */
 export const MAX_PAGE = 2 ** 31 - 1;
 
@@ -42,10 +45,7 @@ export function ListingQueryDto(options: Pick<ListingDefinition, 'sortableColumn
   class ListingQueryDtoClass extends PaginationDto implements ListingQuery {
     static readonly sortableColumns = options.sortableColumns;
 
-    @EnumParam(
-      keys,
-      'Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`.',
-    )
+    @EnumParam(keys, SORT_DESCRIPTION)
     sort: string = 'id';
 
     @IntegerParam({

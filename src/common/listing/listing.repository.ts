@@ -100,7 +100,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       false,
       (runner, statementLimit) =>
         statementLimit.run<{ bucket: unknown; n: unknown; max_id: unknown }>(runner, {
-          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MAX(t.id) AS max_id FROM \`${this.definition.table}\` t${where} GROUP BY ${bucket} ORDER BY bucket`,
+          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MAX(t.id) AS max_id FROM ${this.from(criteria.index)}${where} GROUP BY ${bucket} ORDER BY bucket`,
           params,
         }),
       options,
@@ -154,6 +154,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         if (nearEnd) {
           const appended = await this.countIn(runner, statementLimit, {
             ...criteria,
+            index: undefined, // a short range of ids: the optimizer's choice
             conditions: [
               ...criteria.conditions,
               { sql: 't.id > :counted_max_id', params: { counted_max_id: known.maxId } },
@@ -288,7 +289,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   private countStatement(criteria: ListingCriteria): Statement {
     const { where, params } = this.where(criteria);
     return {
-      sql: `SELECT COUNT(*) AS total, MAX(t.id) AS max_id FROM \`${this.definition.table}\` t${where}`,
+      sql: `SELECT COUNT(*) AS total, MAX(t.id) AS max_id FROM ${this.from(criteria.index)}${where}`,
       params,
     };
   }
@@ -306,12 +307,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Statement {
     const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
     const { where, params } = this.where(criteria);
-    // Only ever named on MySQL/MariaDB (StatementRunner.narrowIdIndex).
-    const hint = forceIndex ? ` FORCE INDEX (\`${forceIndex}\`)` : '';
     return {
       sql:
-        `SELECT ${output} FROM \`${this.definition.table}\` t${hint}${where}` +
-        ` ORDER BY ${orderBy('t', criteria.sortColumn, direction)}` +
+        `SELECT ${output} FROM ${this.from(forceIndex ?? criteria.index)}${where}` +
+        ` ORDER BY ${orderBy('t', criteria, direction)}` +
         // Parameters, not literals: every page of a walk then runs one and the same statement.
         ' LIMIT :page_limit OFFSET :page_offset',
       params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
@@ -348,7 +347,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       sql:
         `SELECT ${this.itemSql().output} FROM (${ids.sql}) p` +
         ` JOIN \`${this.definition.table}\` x ON x.id = p.id` +
-        ` ORDER BY ${orderBy('x', criteria.sortColumn, criteria.direction)}`,
+        ` ORDER BY ${orderBy('x', criteria, criteria.direction)}`,
       params: ids.params,
     };
   }
@@ -388,6 +387,15 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return { where: ` WHERE ${parts.join(' AND ')}`, params };
   }
 
+  /** The listing's own table as `t`, read through `index` when one is named. */
+  private from(index: string | undefined): string {
+    const table = `\`${this.definition.table}\` t`;
+    if (!index) return table;
+    return this.isMysql()
+      ? `${table} FORCE INDEX (\`${index}\`)`
+      : `${table} INDEXED BY \`${index}\``;
+  }
+
   private isMysql(): boolean {
     return this.dataSource.options.type === 'mysql';
   }
@@ -396,9 +404,14 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 /** The most rows a straight read walks (`straightPageStatement`): past it the deferred join is cheaper. */
 const STRAIGHT_WALK_ROWS = 200;
 
-const orderBy = (alias: string, column: string, direction: SortDirection): string =>
-  column === 'id'
-    ? `${alias}.id ${direction}`
+/** `column, id` in `direction`; the column alone where it is unique (no ties to break). */
+const orderBy = (
+  alias: string,
+  { sortColumn: column, uniqueSort }: ListingCriteria,
+  direction: SortDirection,
+): string =>
+  column === 'id' || uniqueSort
+    ? `${alias}.${column} ${direction}`
     : `${alias}.${column} ${direction}, ${alias}.id ${direction}`;
 
 /**

@@ -17,13 +17,14 @@ export class ListUsersQueryDto extends ListingQueryDto({
   @StringParam({ maxLength: 320, description: 'Exact e-mail address, case-insensitive.' })
   email?: string;
 
-  @Filter('prefix', ['name', 'email'])
+  @Filter('prefix', 'name')
   @StringParam({
     minLength: 2,
     maxLength: 100,
     description:
-      'Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match ' +
-      'themselves). A prefix, not a substring, so that the name and e-mail indexes serve it.',
+      'Users whose name starts with this text (case-insensitive; `%`, `_` and `!` match ' +
+      'themselves). A prefix of the name index, so it goes with `sort=name` (or any sort within ' +
+      'one organization); find an e-mail with `email`.',
   })
   q?: string;
 

@@ -9,4 +9,10 @@ export const auditEventsListing = defineListing(ListAuditEventsQueryDto, {
   resource: 'audit_events',
   table: 'audit_events',
   organizationColumn: 'organization_id',
+  indexes: [
+    { index: 'ix_audit_events_created_at', equals: [], sort: 'created_at' },
+    { index: 'ix_audit_events_org_id', equals: ['organization_id'], sort: 'id', bounded: true },
+    { index: 'ix_audit_events_actor_id', equals: ['actor_id'], sort: 'id', bounded: true },
+    { index: 'ix_audit_events_action', equals: ['action'], sort: 'id' },
+  ],
 });

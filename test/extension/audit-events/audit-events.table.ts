@@ -26,10 +26,14 @@ export async function createAuditEventsTable(dataSource: DataSource): Promise<vo
           { name: 'created_at', type: 'datetime', precision: mysql ? 3 : undefined },
         ],
         indices: [
-          new TableIndex({ columnNames: ['organization_id', 'id'] }),
-          new TableIndex({ columnNames: ['action', 'id'] }),
-          new TableIndex({ columnNames: ['actor_id', 'id'] }),
-          new TableIndex({ columnNames: ['created_at', 'id'] }),
+          // The listing names these (auditEventsListing.indexes).
+          new TableIndex({ name: 'ix_audit_events_org_id', columnNames: ['organization_id', 'id'] }),
+          new TableIndex({ name: 'ix_audit_events_action', columnNames: ['action', 'id'] }),
+          new TableIndex({ name: 'ix_audit_events_actor_id', columnNames: ['actor_id', 'id'] }),
+          new TableIndex({
+            name: 'ix_audit_events_created_at',
+            columnNames: ['created_at', 'id'],
+          }),
         ],
       }),
     );

@@ -1,0 +1,135 @@
+import { ParameterError, ProblemException } from '../problem-details/problem.exception';
+import type { ListingDefinition } from './listing-definition';
+
+/**
+ * An index a listing reads through: its equality columns, then the sort column, then `id`. A
+ * request is served by it when it binds every equality column and sorts by its sort column, so
+ * the walk is a range of the index, already in the listing's order.
+ */
+export interface IndexPath {
+  /** The index's name in the migrations; undefined for the primary key (sort `id`, no equals). */
+  index?: string;
+  equals: readonly string[];
+  /** The order the index keeps after its equality columns (`id` alone: `equals…, id`). */
+  sort: string;
+  /**
+   * The equality columns leave few rows (one user's attempts, one organization's users), so the
+   * request's other filters may be checked row by row within them.
+   */
+  bounded?: true;
+  /** A unique index on `equals`: at most one row, so any sort and any other filter go with it. */
+  unique?: true;
+  /** The sort column is unique on its own: the walk orders by it alone (MariaDB sorts `, id`). */
+  uniqueSort?: true;
+}
+
+/** What a request binds: columns compared for equality, and columns bounded by a range. */
+export interface BoundColumns {
+  equals: ReadonlySet<string>;
+  ranges: ReadonlySet<string>;
+}
+
+const PRIMARY_KEY: IndexPath = { equals: [], sort: 'id' };
+
+/**
+ * The index path that serves `bound` sorted by `sortColumn`, or undefined: the one binding the
+ * most equality columns among those that leave nothing to check row by row, or whose rows are
+ * bounded. A range on the sort column is a range of the walk; any other filter is checked row by
+ * row, which only a bounded path allows.
+ */
+export function findIndexPath(
+  paths: readonly IndexPath[],
+  bound: BoundColumns,
+  sortColumn: string,
+): IndexPath | undefined {
+  let best: IndexPath | undefined;
+  for (const path of [PRIMARY_KEY, ...paths]) {
+    if (!path.unique && path.sort !== sortColumn) continue;
+    if (!path.equals.every((column) => bound.equals.has(column))) continue;
+    const checked =
+      // An equality on the sort column is a (one-value) range of it.
+      [...bound.equals].some((column) => !path.equals.includes(column) && column !== path.sort) ||
+      [...bound.ranges].some((column) => path.unique || column !== path.sort);
+    if (checked && !path.bounded && !path.unique) continue;
+    if (!best || rank(path) > rank(best)) best = path;
+  }
+  return best;
+}
+
+const rank = (path: IndexPath): number => (path.unique ? 1000 : 0) + path.equals.length;
+
+/** The sorts (`column` and `-column`) that an index serves for `bound`, in the listing's order. */
+export function supportedSorts(
+  definition: Pick<ListingDefinition, 'sortableColumns' | 'indexes'>,
+  bound: BoundColumns,
+): string[] {
+  const columns = ['id', ...definition.sortableColumns.filter((column) => column !== 'id')];
+  return columns
+    .filter((column) => findIndexPath(definition.indexes, bound, column))
+    .flatMap((column) => [column, `-${column}`]);
+}
+
+/**
+ * The index path of the request, or a 400 that names the sorts which go with its filters (or, when
+ * none does, the filters that no index serves together).
+ */
+export function requireIndexPath(
+  definition: Pick<ListingDefinition, 'sortableColumns' | 'indexes'>,
+  bound: BoundColumns,
+  sort: string,
+  filterParameters: readonly string[],
+): IndexPath {
+  const sortColumn = sort.replace(/^-/, '');
+  const path = findIndexPath(definition.indexes, bound, sortColumn);
+  if (path) return path;
+  const sorts = supportedSorts(definition, bound);
+  const filters = filterParameters.length ? filterParameters.join(', ') : 'no filter';
+  const error: ParameterError = sorts.length
+    ? {
+        parameter: 'sort',
+        message: `sort=${sort} is not served by an index with ${filters}; with these filters, sort by ${sorts.join(', ')}`,
+      }
+    : {
+        parameter: filterParameters.at(-1) ?? 'sort',
+        message: `${filters} together are not served by one index in any order; drop one of them, or narrow the rows first (see the README's filter table)`,
+      };
+  throw ProblemException.badRequest([error]);
+}
+
+/**
+ * The filters and the sorts they go with, as the `sort` parameter documents them: each filter
+ * alone, then under an organization scope (where an organization's rows are few enough).
+ */
+export function describeSorts(
+  definition: Pick<
+    ListingDefinition,
+    'sortableColumns' | 'indexes' | 'filters' | 'organizationColumn'
+  >,
+): string {
+  const all = supportedSorts(definition, { equals: new Set(), ranges: new Set() }).filter(
+    (sort) => !sort.startsWith('-'),
+  );
+  const sortsOf = (parameter: string | undefined, scoped: boolean): string => {
+    const equals = new Set<string>(scoped ? [definition.organizationColumn] : []);
+    const ranges = new Set<string>();
+    if (parameter) {
+      const { operator, column } = definition.filters[parameter];
+      (operator === 'equals' ? equals : ranges).add(column);
+    }
+    const sorts = supportedSorts(definition, { equals, ranges }).filter((s) => !s.startsWith('-'));
+    return sorts.length === all.length ? 'any' : sorts.map((sort) => `\`${sort}\``).join(', ');
+  };
+  const groups = new Map<string, string[]>();
+  for (const parameter of Object.keys(definition.filters)) {
+    const sorts = sortsOf(parameter, false);
+    groups.set(sorts, [...(groups.get(sorts) ?? []), `\`${parameter}\``]);
+  }
+  const scopedAny = Object.keys(definition.filters).every((p) => sortsOf(p, true) === 'any');
+  return (
+    'Each filter goes with the sorts an index keeps it in (each also descending): ' +
+    [...groups].map(([sorts, parameters]) => `${parameters.join(', ')}: ${sorts}`).join('; ') +
+    '. With several filters, one of them must bring that order (or narrow the rows: see the README)' +
+    (scopedAny ? '; under an organization-scoped token every filter goes with any sort' : '') +
+    '. Other combinations answer 400 naming the sorts that work.'
+  );
+}
