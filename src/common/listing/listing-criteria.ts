@@ -1,7 +1,7 @@
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
 import type { Principal } from '../auth/principal';
 import { ListingDefinition, SortDirection } from './listing-definition';
-import { requireIndexPath } from './listing-index-paths';
+import { boundColumn, requireIndexPath } from './listing-index-paths';
 import type { ListingQuery } from './listing-query.dto';
 
 export interface Condition {
@@ -62,11 +62,11 @@ export function buildCriteria(
     equals.add(definition.organizationColumn);
   }
   const values = query as unknown as Record<string, unknown>;
-  for (const [parameter, { operator, column }] of Object.entries(definition.filters)) {
+  for (const [parameter, { operator, column, columns }] of Object.entries(definition.filters)) {
     const value = values[parameter];
     if (value === undefined) continue;
     filterParameters.push(parameter);
-    (operator === 'equals' ? equals : ranges).add(column);
+    (operator === 'equals' ? equals : ranges).add(boundColumn({ operator, column, columns }));
     const name = `filter_${parameter}`;
     switch (operator) {
       case 'equals':
@@ -78,12 +78,14 @@ export function buildCriteria(
       case 'to':
         conditions.push({ sql: `t.${column} < :${name}`, params: { [name]: value } });
         break;
-      case 'prefix':
+      case 'prefix': {
+        const like = (c: string) => `t.${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
         conditions.push({
-          sql: `t.${column} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`,
+          sql: `(${(columns ?? [column]).map(like).join(' OR ')})`,
           params: { [name]: `${escapeLike(String(value))}%` },
         });
         break;
+      }
     }
   }
   if (query.after_id !== undefined) {

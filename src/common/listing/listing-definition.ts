@@ -11,13 +11,18 @@ export type FilterOperator =
   | 'from'
   /** `column < value`: the exclusive upper bound of a range. */
   | 'to'
-  /** `column` starts with the value (a range of the column's index). */
+  /**
+   * Any of `columns` starts with the value. Over two columns no index keeps its order, so it is
+   * checked row by row, within a bounded index path (e.g. one organization's users).
+   */
   | 'prefix';
 
 export interface FilterDeclaration {
   operator: FilterOperator;
-  /** The column the filter applies to. */
+  /** The column the filter applies to (for `prefix`, the first of `columns`). */
   column: string;
+  /** `prefix` only: any of these columns starts with the value. */
+  columns?: string[];
 }
 
 export interface ListingDefinition {

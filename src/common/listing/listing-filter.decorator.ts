@@ -8,13 +8,15 @@ const FILTERS = Symbol('listing:filters');
 
 /**
  * Declares a query DTO property as a filter of its listing: how it filters (`operator`) and which
- * column (`column`, by default the parameter's own name). The listing's
+ * column(s) (`column`, by default the parameter's own name; for `prefix`, a list). The listing's
  * definition reads these back (`defineListing`), so a filter is declared once, where it is validated.
  */
-export function Filter(operator: FilterOperator, column?: string): PropertyDecorator {
+export function Filter(operator: FilterOperator, column?: string | string[]): PropertyDecorator {
   return (target, property) => {
     const parameter = String(property);
-    const declaration: FilterDeclaration = { operator, column: column ?? parameter };
+    const declaration: FilterDeclaration = Array.isArray(column)
+      ? { operator, column: column[0], columns: column }
+      : { operator, column: column ?? parameter };
     const inherited = (Reflect.getMetadata(FILTERS, target) ?? {}) as Record<
       string,
       FilterDeclaration

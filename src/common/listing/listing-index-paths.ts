@@ -1,5 +1,5 @@
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
-import type { ListingDefinition } from './listing-definition';
+import type { FilterDeclaration, ListingDefinition } from './listing-definition';
 
 /**
  * An index a listing reads through: its equality columns, then the sort column, then `id`. A
@@ -28,6 +28,10 @@ export interface BoundColumns {
   equals: ReadonlySet<string>;
   ranges: ReadonlySet<string>;
 }
+
+/** The column a filter bounds; a prefix of several columns bounds none an index keeps in order. */
+export const boundColumn = ({ operator, column, columns }: FilterDeclaration): string =>
+  operator === 'prefix' && columns && columns.length > 1 ? `(${columns.join(' or ')})` : column;
 
 const PRIMARY_KEY: IndexPath = { equals: [], sort: 'id' };
 
@@ -91,7 +95,7 @@ export function requireIndexPath(
       }
     : {
         parameter: filterParameters.at(-1) ?? 'sort',
-        message: `${filters} together are not served by one index in any order; drop one of them, or narrow the rows first (see the README's filter table)`,
+        message: `${filters} ${filterParameters.length > 1 ? 'together are' : 'is'} not served by one index in any order: narrow the rows first with a filter of few rows (see the README's filters and sorts)`,
       };
   throw ProblemException.badRequest([error]);
 }
@@ -113,10 +117,11 @@ export function describeSorts(
     const equals = new Set<string>(scoped ? [definition.organizationColumn] : []);
     const ranges = new Set<string>();
     if (parameter) {
-      const { operator, column } = definition.filters[parameter];
-      (operator === 'equals' ? equals : ranges).add(column);
+      const filter = definition.filters[parameter];
+      (filter.operator === 'equals' ? equals : ranges).add(boundColumn(filter));
     }
     const sorts = supportedSorts(definition, { equals, ranges }).filter((s) => !s.startsWith('-'));
+    if (!sorts.length) return 'only within one organization';
     return sorts.length === all.length ? 'any' : sorts.map((sort) => `\`${sort}\``).join(', ');
   };
   const groups = new Map<string, string[]>();

@@ -17,14 +17,14 @@ export class ListUsersQueryDto extends ListingQueryDto({
   @StringParam({ maxLength: 320, description: 'Exact e-mail address, case-insensitive.' })
   email?: string;
 
-  @Filter('prefix', 'name')
+  @Filter('prefix', ['name', 'email'])
   @StringParam({
     minLength: 2,
     maxLength: 100,
     description:
-      'Users whose name starts with this text (case-insensitive; `%`, `_` and `!` match ' +
-      'themselves). A prefix of the name index, so it goes with `sort=name` (or any sort within ' +
-      'one organization); find an e-mail with `email`.',
+      'Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match ' +
+      "themselves). Checked on one organization's users: with `organization_id` or an " +
+      'organization-scoped token (any sort).',
   })
   q?: string;
 

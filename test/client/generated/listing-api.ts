@@ -358,7 +358,7 @@ export interface operations {
                 page?: number;
                 /** @description Items per page. */
                 limit?: number;
-                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. Each filter goes with the sorts an index keeps it in (each also descending): `organization_id`, `email`: any; `role_id`: `id`; `q`: `name`; `created_from`, `created_to`: `created_at`; `updated_from`, `updated_to`: `updated_at`. With several filters, one of them must bring that order (or narrow the rows: see the README); under an organization-scoped token every filter goes with any sort. Other combinations answer 400 naming the sorts that work. */
+                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. Each filter goes with the sorts an index keeps it in (each also descending): `organization_id`, `email`: any; `role_id`: `id`; `q`: only within one organization; `created_from`, `created_to`: `created_at`; `updated_from`, `updated_to`: `updated_at`. With several filters, one of them must bring that order (or narrow the rows: see the README); under an organization-scoped token every filter goes with any sort. Other combinations answer 400 naming the sorts that work. */
                 sort?: "id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "email" | "-email";
                 /** @description Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default). */
                 after_id?: number;
@@ -372,7 +372,7 @@ export interface operations {
                 role_id?: number;
                 /** @description Exact e-mail address, case-insensitive. */
                 email?: string;
-                /** @description Users whose name starts with this text (case-insensitive; `%`, `_` and `!` match themselves). A prefix of the name index, so it goes with `sort=name` (or any sort within one organization); find an e-mail with `email`. */
+                /** @description Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match themselves). Checked on one organization's users: with `organization_id` or an organization-scoped token (any sort). */
                 q?: string;
                 /** @description Created at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 created_from?: string;

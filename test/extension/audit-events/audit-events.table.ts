@@ -27,7 +27,10 @@ export async function createAuditEventsTable(dataSource: DataSource): Promise<vo
         ],
         indices: [
           // The listing names these (auditEventsListing.indexes).
-          new TableIndex({ name: 'ix_audit_events_org_id', columnNames: ['organization_id', 'id'] }),
+          new TableIndex({
+            name: 'ix_audit_events_org_id',
+            columnNames: ['organization_id', 'id'],
+          }),
           new TableIndex({ name: 'ix_audit_events_action', columnNames: ['action', 'id'] }),
           new TableIndex({ name: 'ix_audit_events_actor_id', columnNames: ['actor_id', 'id'] }),
           new TableIndex({
