@@ -39,6 +39,7 @@ export const configSchema = z.object({
   TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
   CURSOR_SECRET: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
   TAIL_HOLDBACK_MS: integer(0, 600_000).default(5000),
+  DEEP_PAGE_ROWS: integer(1, 1_000_000_000).default(100_000),
   EXPORT_ROWS_PER_REQUEST: integer(1, 1_000_000).default(1000),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(600),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: integer(1, 1_000_000).default(60),
@@ -98,6 +99,8 @@ export interface AppConfig {
    * row whose id was assigned before a newer row's but committed after it is not skipped.
    */
   tailHoldbackMs: number;
+  /** Pages this many rows from both ends are positioned by a histogram, not walked. */
+  deepPageRows: number;
   /** An NDJSON export spends one request of rate-limit budget per this many rows sent. */
   exportRowsPerRequest: number;
   rateLimit: {
@@ -200,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
     cursorSecret: raw.CURSOR_SECRET ?? `listing-cursor:${raw.DATABASE_URL ?? raw.SQLITE_PATH}`,
     tailHoldbackMs: raw.TAIL_HOLDBACK_MS,
+    deepPageRows: raw.DEEP_PAGE_ROWS,
     exportRowsPerRequest: raw.EXPORT_ROWS_PER_REQUEST,
     rateLimit: {
       perMinute: raw.RATE_LIMIT_PER_MINUTE,

@@ -115,6 +115,18 @@ export class CountCache {
   }
 
   /**
+   * Whether `key` has a total here (even an expired one, which the next `get` advances) or one
+   * being counted; otherwise starts `counter` in the background, for later requests, and says no.
+   */
+  warm(key: string, counter: TotalCounter): boolean {
+    if (this.entries.has(key) || this.inFlight.has(key)) return true;
+    this.run(key, counter, 0, true).catch((error: Error) => {
+      this.logger.warn(`Counting a listing histogram in the background failed: ${error.message}`);
+    });
+    return false;
+  }
+
+  /**
    * Counts `key` once at a time; callers that arrive meanwhile share the result. The count is
    * stopped only when every request waiting for it has left (a refresh ahead, which no request
    * waits for, never is).

@@ -14,7 +14,12 @@ import {
   ListingCriteria,
 } from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
-import type { ListingRepository, ListingTotal, PageOptions } from './listing.repository';
+import type {
+  ListingRepository,
+  ListingTotal,
+  PageOptions,
+  SortBucket,
+} from './listing.repository';
 import { Page } from './page';
 
 /** The paging rules every listing follows: scope, filters, totals and the requested page. */
@@ -27,6 +32,7 @@ export class ListingPager {
   private readonly defaultLimit: number;
   private readonly tailHoldbackMs: number;
   private readonly fullRecountMs: number;
+  private readonly deepPageRows: number;
 
   constructor(
     private readonly counts: CountCache,
@@ -36,6 +42,7 @@ export class ListingPager {
     this.defaultLimit = config.pagination.defaultLimit;
     this.tailHoldbackMs = config.tailHoldbackMs;
     this.fullRecountMs = config.countCacheFullRecountMs;
+    this.deepPageRows = config.deepPageRows;
     this.options = {
       statementTimeoutMs: config.database.statementTimeoutMs,
       preparedStatements: config.database.preparedStatements > 0,
@@ -157,9 +164,64 @@ export class ListingPager {
     const items =
       countedWithPage ??
       (offset < counted.total
-        ? await repository.findPageAfterCount(criteria, offset, limit, counted, this.options)
+        ? ((await this.positionedPage(walk, offset, counted.total)) ??
+          (await repository.findPageAfterCount(criteria, offset, limit, counted, this.options)))
         : []);
     return this.page(walk, items, offset, counted.total, offset + items.length < counted.total);
+  }
+
+  /**
+   * A page more than DEEP_PAGE_ROWS rows from both ends, found through the criteria's histogram of
+   * rows per bucket of the sort column (cached and advanced like a total): the rows before the
+   * page's bucket are summed, not walked, and the page is read forward from the bucket's start,
+   * skipping at most a bucket's rows. Undefined (the page is walked as usual) where the sort has no
+   * buckets (names, e-mails), for a keyset walk, and until the histogram has been counted once,
+   * in the background. As stale as the totals: a row added or removed since shifts the page.
+   */
+  private async positionedPage<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    offset: number,
+    total: number,
+  ): Promise<TItem[] | undefined> {
+    const { repository, criteria, limit } = walk;
+    if (Math.min(offset, total - offset - limit) < this.deepPageRows) return undefined;
+    if (splitKeyset(criteria)) return undefined;
+    const { sortColumn: column } = criteria;
+    const bucket: SortBucket | undefined =
+      column === 'id'
+        ? { column, size: KEYSET_BUCKET }
+        : repository.isTimestamp(column)
+          ? { column, size: TIME_BUCKET_SECONDS }
+          : undefined;
+    if (!bucket) return undefined;
+    // Ids share the keyset walks' histogram.
+    const key = column === 'id' ? `${walk.key}|buckets` : `${walk.key}|buckets:${column}`;
+    const byBucket = (what: ListingCriteria, options: PageOptions) =>
+      repository.countByBucket(what, bucket, options);
+    if (!this.counts.warm(key, this.advancing(walk, true, criteria, byBucket))) return undefined;
+    const histogram = await this.counts.get(
+      key,
+      this.advancing(walk, false, criteria, byBucket),
+      this.advancing(walk, true, criteria, byBucket),
+    );
+    const buckets = histogram.buckets ?? [];
+    if (buckets.some(([index]) => index < 0)) return undefined;
+    let before = 0;
+    for (const [index, rows] of criteria.direction === 'ASC' ? buckets : [...buckets].reverse()) {
+      if (before + rows > offset) {
+        const [start, end] = [index * bucket.size, (index + 1) * bucket.size];
+        const edge = (value: number) => (column === 'id' ? value : new Date(value * 1000));
+        const from: Condition =
+          criteria.direction === 'ASC'
+            ? { sql: `t.${column} >= :bucket_edge`, params: { bucket_edge: edge(start) } }
+            : { sql: `t.${column} < :bucket_edge`, params: { bucket_edge: edge(end) } };
+        if (column === 'id') from.idRange = true;
+        const within = { ...criteria, conditions: [...criteria.conditions, from] };
+        return repository.findForward(within, offset - before, limit, this.options);
+      }
+      before += rows;
+    }
+    return undefined;
   }
 
   /**
@@ -268,7 +330,7 @@ export class ListingPager {
           params: { keyset_bound: bound, keyset_edge: bucket * KEYSET_BUCKET },
         };
     const byBucket = (criteria: ListingCriteria, options: PageOptions) =>
-      repository.countByBucket(criteria, KEYSET_BUCKET, options);
+      repository.countByBucket(criteria, { column: 'id', size: KEYSET_BUCKET }, options);
     const [histogram, within] = await Promise.all([
       this.counts.get(
         `${criteriaKey(repository.definition.resource, base)}|buckets`,
@@ -290,6 +352,9 @@ const EXPORT_CHUNK_ROWS = 1000;
 
 /** Ids per keyset bucket: the most a keyset step counts by itself. */
 const KEYSET_BUCKET = 4096;
+
+/** A timestamp sort's bucket: an hour (23k rows at 50M login activities over 90 days). */
+const TIME_BUCKET_SECONDS = 3600;
 
 /** `previous` with the rows appended since it was counted (and its histogram's buckets). */
 function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal {

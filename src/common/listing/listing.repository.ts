@@ -17,6 +17,12 @@ export interface ListingTotal {
   buckets?: [number, number][];
 }
 
+/** Buckets of a sort column's values: `size` ids, or `size` seconds of a timestamp. */
+export interface SortBucket {
+  column: string;
+  size: number;
+}
+
 export interface PageOptions {
   /** Time limit of each statement, in ms (0 = none). */
   statementTimeoutMs?: number;
@@ -86,21 +92,31 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     );
   }
 
-  /** Rows per bucket of `bucketSize` ids (`FLOOR(id / bucketSize)`), with the highest id. */
+  /**
+   * Rows per bucket of the sort column, with the highest id: `id` in runs of `size` ids
+   * (`FLOOR(id / size)`), a timestamp in spans of `size` seconds since 1970.
+   */
   async countByBucket(
     criteria: ListingCriteria,
-    bucketSize: number,
+    { column, size }: SortBucket,
     options: PageOptions = {},
   ): Promise<ListingTotal> {
     const { where, params } = this.where(criteria);
-    const bucket = this.isMysql()
-      ? `t.id DIV ${Math.trunc(bucketSize)}`
-      : `t.id / ${Math.trunc(bucketSize)}`;
+    const n = Math.trunc(size);
+    const mysql = this.isMysql();
+    const value =
+      column === 'id'
+        ? 't.id'
+        : mysql
+          ? `TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', t.${column})`
+          : `CAST(strftime('%s', t.${column}) AS INTEGER)`;
+    // Integer division: ids and times since 1970 are not negative (earlier times: see the pager).
+    const bucket = mysql ? `${value} DIV ${n}` : `(${value} / ${n})`;
     const rows = await this.withRunner(
       false,
       (runner, statementLimit) =>
         statementLimit.run<{ bucket: unknown; n: unknown; max_id: unknown }>(runner, {
-          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MAX(t.id) AS max_id FROM ${this.from(criteria.index)}${where} GROUP BY ${bucket} ORDER BY bucket`,
+          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MAX(t.id) AS max_id FROM ${this.from(criteria.index)}${where} GROUP BY bucket ORDER BY bucket`,
           params,
         }),
       options,
@@ -111,6 +127,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       maxId: rows.reduce((max, row) => Math.max(max, Number(row.max_id)), 0),
       buckets,
     };
+  }
+
+  /** Whether `column` holds timestamps (UTC DATETIMEs). */
+  isTimestamp(column: string): boolean {
+    return this.itemQuery.timestamps?.includes(column) ?? false;
   }
 
   /** Counts and reads the page in one snapshot. */
@@ -177,10 +198,20 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     limit: number,
     options: PageOptions = {},
   ): Promise<TItem[]> {
+    return this.findForward(criteria, 0, limit, options);
+  }
+
+  /** The rows `offset` to `offset + limit` of `criteria`, walked forward from its start. */
+  async findForward(
+    criteria: ListingCriteria,
+    offset: number,
+    limit: number,
+    options: PageOptions = {},
+  ): Promise<TItem[]> {
     return this.withRunner(
       false,
       (runner, statementLimit) =>
-        this.pageIn(runner, statementLimit, criteria, 0, limit, Number.MAX_SAFE_INTEGER),
+        this.pageIn(runner, statementLimit, criteria, offset, limit, Number.MAX_SAFE_INTEGER),
       options,
     );
   }
