@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [--size tiny|small|large|both] [--duration S] [--connections N]`
+ * `npm run bench -- [--size tiny|small|large|xl|both] [--duration S] [--connections N]`
  *
  * Seeds (or reuses) a bench database per size on the MariaDB/MySQL server of DATABASE_URL
  * (default mysql://root@127.0.0.1:3306), starts the built app against it as a child process and
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   });
   const names = values.size === 'both' ? ['small', 'large'] : [values.size!];
   for (const name of names) {
-    if (!SIZES[name]) throw new Error(`--size must be tiny, small, large or both, not ${name}`);
+    if (!SIZES[name]) throw new Error(`--size must be tiny, small, large, xl or both, not ${name}`);
   }
   const only = values.only ? new Set(values.only.split(',')) : undefined;
   if (values.profile && only?.size !== 1) {
