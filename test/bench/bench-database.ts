@@ -49,7 +49,9 @@ export async function ensureBenchDatabase(size: BenchSize): Promise<string> {
       if (Number(loaded?.users) === size.users && Number(loaded?.activities) === size.activities) {
         log(
           `${name}: reusing ${size.users} users / ${size.activities} activities` +
-            (loaded.phases ? ` (loaded ${String(loaded.loaded_at)}: ${String(loaded.phases)})` : ''),
+            (loaded.phases
+              ? ` (loaded ${String(loaded.loaded_at)}: ${String(loaded.phases)})`
+              : ''),
         );
         await migrate(url); // picks up index migrations added since the load
         await logDiskUse(admin, name);
