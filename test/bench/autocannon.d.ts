@@ -5,6 +5,14 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     headers?: Record<string, string>;
+    /** Sent in rotation by every connection; each may set its own path and headers. */
+    requests?: {
+      method?: string;
+      path: string;
+      headers?: Record<string, string>;
+      /** Called with each reply to this request. */
+      onResponse?: (status: number, body: string) => void;
+    }[];
   }
   interface Histogram {
     average: number;

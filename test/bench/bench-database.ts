@@ -16,6 +16,7 @@ export const SIZES: Record<string, BenchSize> = {
   tiny: { name: 'tiny', users: 2_000, activities: 20_000 },
   small: { name: 'small', users: 20_000, activities: 200_000 },
   large: { name: 'large', users: 200_000, activities: 5_000_000 },
+  xl: { name: 'xl', users: 2_000_000, activities: 50_000_000 },
 };
 
 const log = (message: string) => console.log(`[bench] ${message}`);
@@ -43,11 +44,17 @@ export async function ensureBenchDatabase(size: BenchSize): Promise<string> {
     );
     if (Number(rows[0].n) > 0) {
       const [[loaded]] = await admin.query<RowDataPacket[]>(
-        `SELECT users, activities FROM \`${name}\`.bench_loaded LIMIT 1`,
+        `SELECT * FROM \`${name}\`.bench_loaded LIMIT 1`,
       );
       if (Number(loaded?.users) === size.users && Number(loaded?.activities) === size.activities) {
-        log(`${name}: reusing ${size.users} users / ${size.activities} activities`);
+        log(
+          `${name}: reusing ${size.users} users / ${size.activities} activities` +
+            (loaded.phases
+              ? ` (loaded ${String(loaded.loaded_at)}: ${String(loaded.phases)})`
+              : ''),
+        );
         await migrate(url); // picks up index migrations added since the load
+        await logDiskUse(admin, name);
         return url;
       }
     }
@@ -60,7 +67,45 @@ export async function ensureBenchDatabase(size: BenchSize): Promise<string> {
     await admin.end();
   }
   await load(url, size);
+  const after = await createConnection({ uri: benchDatabaseUrl('') });
+  try {
+    await logDiskUse(after, name);
+  } finally {
+    await after.end();
+  }
   return url;
+}
+
+/**
+ * What the schema takes on disk, as InnoDB reports it (data_length + index_length of its tables,
+ * estimates refreshed by ANALYZE): printed at the end of a load and on reuse.
+ */
+export async function schemaDiskBytes(
+  connection: Connection,
+  schema: string,
+): Promise<{ total: number; tables: { name: string; data: number; index: number }[] }> {
+  const [rows] = await connection.query<RowDataPacket[]>(
+    `SELECT TABLE_NAME AS name, DATA_LENGTH AS data, INDEX_LENGTH AS idx
+       FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME`,
+    [schema],
+  );
+  const tables = rows.map((row) => ({
+    name: String(row.name),
+    data: Number(row.data),
+    index: Number(row.idx),
+  }));
+  return { total: tables.reduce((sum, t) => sum + t.data + t.index, 0), tables };
+}
+
+const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+
+async function logDiskUse(connection: Connection, schema: string): Promise<void> {
+  const { total, tables } = await schemaDiskBytes(connection, schema);
+  const big = tables.filter((t) => t.name === 'users' || t.name === 'login_activities');
+  log(
+    `${schema}: ${gib(total)} on disk (data_length + index_length)` +
+      big.map((t) => `; ${t.name} data ${gib(t.data)}, indexes ${gib(t.index)}`).join(''),
+  );
 }
 
 async function migrate(url: string): Promise<void> {
@@ -113,25 +158,84 @@ async function secondaryIndexes(connection: Connection, table: string): Promise<
 
 const ACTIVITIES_PER_LOAD = 500_000;
 
+const addIndexClause = (index: IndexDefinition) =>
+  `ADD ${index.unique ? 'UNIQUE ' : ''}INDEX \`${index.name}\` (${index.columns.map((c) => `\`${c}\``).join(', ')})`;
+
+/**
+ * Drops the secondary indexes of `table` that no foreign key needs (for each foreign-key column
+ * the narrowest index leading with it stays) and returns the dropped ones' definitions.
+ */
+async function dropSecondaryIndexes(
+  connection: Connection,
+  table: string,
+): Promise<IndexDefinition[]> {
+  const indexes = await secondaryIndexes(connection, table);
+  const [keys] = await connection.query<RowDataPacket[]>(
+    `SELECT DISTINCT COLUMN_NAME AS column_name FROM information_schema.KEY_COLUMN_USAGE
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND REFERENCED_TABLE_NAME IS NOT NULL`,
+    [table],
+  );
+  const kept = new Set<string>();
+  for (const key of keys) {
+    const leading = indexes
+      .filter((index) => index.columns[0] === String(key.column_name))
+      .sort((a, b) => a.columns.length - b.columns.length)[0];
+    if (leading) kept.add(leading.name);
+  }
+  const dropped = indexes.filter((index) => !kept.has(index.name));
+  if (dropped.length) {
+    await connection.query(
+      `ALTER TABLE \`${table}\` ${dropped.map((index) => `DROP INDEX \`${index.name}\``).join(', ')}`,
+    );
+  }
+  return dropped;
+}
+
+async function addIndexes(
+  connection: Connection,
+  table: string,
+  indexes: IndexDefinition[],
+): Promise<void> {
+  if (!indexes.length) return;
+  await connection.query(`ALTER TABLE \`${table}\` ${indexes.map(addIndexClause).join(', ')}`);
+}
+
+/** The users' e-mails and organization ids in id order (activityRow picks from them). */
+async function userPicks(
+  connection: Connection,
+): Promise<{ firstUserId: number; emails: string[]; organizations: number[] }> {
+  const [users] = await connection.query<RowDataPacket[]>(
+    'SELECT id, email, organization_id FROM users ORDER BY id',
+  );
+  return {
+    firstUserId: Number(users[0]?.id ?? 1),
+    emails: users.map((user) => String(user.email)),
+    organizations: users.map((user) => Number(user.organization_id)),
+  };
+}
+
 /**
  * Schema through the real migrations; organizations and users through the demo seeder (its
- * batched INSERTs are quick enough for 200k rows); login activity, the big table, streamed with
- * LOAD DATA LOCAL INFILE in chunks while its secondary indexes are dropped, then the indexes are
- * rebuilt in one ALTER (a sorted build, far quicker than 5M random index inserts) and the
- * tables analyzed.
+ * batched INSERTs, about 2000 rows each, take a few minutes for 2M users) while the users'
+ * secondary indexes other than those the foreign keys need are dropped; login activity, the big
+ * table, streamed with LOAD DATA LOCAL INFILE in chunks while its secondary indexes are dropped.
+ * Each table's indexes are then rebuilt in one ALTER (a sorted build, far quicker than millions of
+ * random index inserts into a buffer pool they do not fit) and the tables analyzed. How long each
+ * phase took goes to the log and to bench_loaded.phases.
  */
 async function load(url: string, size: BenchSize): Promise<void> {
   const started = Date.now();
-  const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
-  const dataSource = await openBenchDataSource(url);
+  let phaseStarted = started;
+  const phases: Record<string, number> = {};
   const now = new Date();
-  try {
-    await dataSource.runMigrations({ transaction: 'each' });
-    await seedDemoData(dataSource, { users: size.users, activities: 0, batchSize: 2000, now });
-    log(`users: ${size.users} in ${seconds()}`);
-  } finally {
-    await dataSource.destroy();
-  }
+  const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  /** Ends the phase `name`: its seconds go to `phases`, the log says how long it and all took. */
+  const phase = (name: string, what: string) => {
+    const now = Date.now();
+    phases[name] = Math.round((now - phaseStarted) / 100) / 10;
+    phaseStarted = now;
+    log(`${what} in ${phases[name].toFixed(1)} s (${seconds()} in all)`);
+  };
 
   let pending: Readable | undefined;
   const connection = await createConnection({
@@ -142,20 +246,22 @@ async function load(url: string, size: BenchSize): Promise<void> {
     },
   });
   try {
-    await connection.query('SET SESSION unique_checks = 0, foreign_key_checks = 0');
-    const [users] = await connection.query<RowDataPacket[]>(
-      'SELECT id, email, organization_id FROM users ORDER BY id',
-    );
-    const emails = users.map((user) => String(user.email));
-    const organizations = users.map((user) => Number(user.organization_id));
-    const firstUserId = Number(users[0]?.id ?? 1);
-
-    const indexes = await secondaryIndexes(connection, 'login_activities');
-    if (indexes.length) {
-      await connection.query(
-        `ALTER TABLE login_activities ${indexes.map((index) => `DROP INDEX \`${index.name}\``).join(', ')}`,
-      );
+    const dataSource = await openBenchDataSource(url);
+    try {
+      await dataSource.runMigrations({ transaction: 'each' });
+      const userIndexes = await dropSecondaryIndexes(connection, 'users');
+      phase('schema', `schema migrated, ${userIndexes.length} users indexes dropped`);
+      await seedDemoData(dataSource, { users: size.users, activities: 0, batchSize: 2000, now });
+      phase('users', `users: ${size.users}`);
+      await addIndexes(connection, 'users', userIndexes);
+      phase('userIndexes', `users: ${userIndexes.length} indexes rebuilt`);
+    } finally {
+      await dataSource.destroy();
     }
+
+    await connection.query('SET SESSION unique_checks = 0, foreign_key_checks = 0');
+    const { firstUserId, emails, organizations } = await userPicks(connection);
+    const indexes = await dropSecondaryIndexes(connection, 'login_activities');
 
     const random = new SeededRandom(20261122);
     const spanMs = 90 * 86_400_000;
@@ -175,29 +281,25 @@ async function load(url: string, size: BenchSize): Promise<void> {
            LINES TERMINATED BY '\\n' (${ACTIVITY_COLUMNS.join(', ')})`,
       );
       pending = undefined;
-      log(`activities: ${to} in ${seconds()}`);
+      log(`activities: ${to} of ${size.activities} loaded (${seconds()} in all)`);
     }
+    phase('activities', `activities: ${size.activities}`);
 
-    if (indexes.length) {
-      await connection.query(
-        `ALTER TABLE login_activities ${indexes
-          .map(
-            (index) =>
-              `ADD ${index.unique ? 'UNIQUE ' : ''}INDEX \`${index.name}\` (${index.columns.map((c) => `\`${c}\``).join(', ')})`,
-          )
-          .join(', ')}`,
-      );
-      log(`indexes rebuilt in ${seconds()}`);
-    }
+    await addIndexes(connection, 'login_activities', indexes);
+    phase('activityIndexes', `activities: ${indexes.length} indexes rebuilt`);
     await connection.query('ANALYZE TABLE organizations, roles, users, login_activities');
+    phase('analyze', 'tables analyzed');
+    phases.total = Math.round((Date.now() - started) / 100) / 10;
     await connection.query(
-      'CREATE TABLE bench_loaded (users INT NOT NULL, activities INT NOT NULL, loaded_at DATETIME NOT NULL)',
+      `CREATE TABLE bench_loaded (users INT NOT NULL, activities INT NOT NULL,
+         loaded_at DATETIME NOT NULL, phases VARCHAR(1000) NULL)`,
     );
-    await connection.query('INSERT INTO bench_loaded VALUES (?, ?, NOW())', [
+    await connection.query('INSERT INTO bench_loaded VALUES (?, ?, NOW(), ?)', [
       size.users,
       size.activities,
+      JSON.stringify(phases),
     ]);
-    log(`loaded in ${seconds()}`);
+    log(`loaded in ${seconds()}: ${JSON.stringify(phases)} (seconds)`);
   } finally {
     await connection.end();
   }

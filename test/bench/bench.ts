@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [--size tiny|small|large|both] [--duration S] [--connections N]`
+ * `npm run bench -- [--size tiny|small|large|xl|both] [--duration S] [--connections N]`
  *
  * Seeds (or reuses) a bench database per size on the MariaDB/MySQL server of DATABASE_URL
  * (default mysql://root@127.0.0.1:3306), starts the built app against it as a child process and
@@ -15,6 +15,11 @@
  * Every row reports the server's CPU time per request, read from /proc: steadier than req/s on a
  * machine whose speed drifts.
  * `--walks` also runs the consumers' whole jobs (walks.ts: W1, W2, X1, K) against `mariadb --quick`.
+ * `--matrix` also runs M, the filter × sort × depth matrix (matrix.ts), one request at a time, under
+ * an unscoped and an organization-scoped token; `--mixed` also runs X, a 60 s mixed load while
+ * totals are recounted in the background (mixed.ts); `--insert-cost --without-indexes ix_a,ix_b`
+ * also measures I, the writer's insert cost with and without those indexes of login_activities
+ * (insert-cost.ts; the indexes are added back). `--only M` (or X, I) runs that part alone.
  * Every run's results are written to .bench/ (git-ignored) as JSON.
  */
 import 'reflect-metadata';
@@ -33,6 +38,9 @@ import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from 
 import { type StageShare, summarizeProfiles } from './cpu-profile';
 import { readHostCpuTimes, stealPercent } from './host-cpu';
 import { checkTargets, isAppRow, scenarioOf, yardstickRowName } from './targets';
+import { benchInsertCost, InsertCostResult } from './insert-cost';
+import { benchMatrix, MatrixRow, MatrixSummary, pickOrganization, summaryLine } from './matrix';
+import { benchMixed, MixedResult } from './mixed';
 import { benchWalks, WalkRow } from './walks';
 
 interface Scenario {
@@ -84,14 +92,25 @@ async function main(): Promise<void> {
       profile: { type: 'boolean', default: false },
       reference: { type: 'boolean', default: false },
       walks: { type: 'boolean', default: false },
+      matrix: { type: 'boolean', default: false },
+      mixed: { type: 'boolean', default: false },
+      'mixed-duration': { type: 'string', default: '60' },
+      'insert-cost': { type: 'boolean', default: false },
+      'without-indexes': { type: 'string' },
     },
     strict: true,
   });
   const names = values.size === 'both' ? ['small', 'large'] : [values.size!];
   for (const name of names) {
-    if (!SIZES[name]) throw new Error(`--size must be tiny, small, large or both, not ${name}`);
+    if (!SIZES[name]) throw new Error(`--size must be tiny, small, large, xl or both, not ${name}`);
   }
   const only = values.only ? new Set(values.only.split(',')) : undefined;
+  const withoutIndexes = values['without-indexes']?.split(',').filter(Boolean) ?? [];
+  if (values['insert-cost'] && !withoutIndexes.length) {
+    throw new Error(
+      '--insert-cost needs --without-indexes ix_a,ix_b (indexes of login_activities)',
+    );
+  }
   if (values.profile && only?.size !== 1) {
     throw new Error('--profile needs exactly one scenario: --only S1, say');
   }
@@ -103,16 +122,20 @@ async function main(): Promise<void> {
     profile: values.profile,
     reference: values.reference,
     walks: values.walks,
+    matrix: values.matrix,
+    mixed: values.mixed,
+    mixedDuration: Number(values['mixed-duration']),
+    insertCost: values['insert-cost'] ? withoutIndexes : undefined,
   };
 
   buildIfStale();
   loadListingScopes();
-  const results = new Map<string, { rows: Row[]; walks: WalkRow[]; load: string }>();
+  const results = new Map<string, SizeResult & { load: string }>();
   for (const name of names) {
     const before = loadAverage();
-    const { rows, walks } = await benchSize(SIZES[name], options);
+    const result = await benchSize(SIZES[name], options);
     const load = `load average ${before} before, ${loadAverage()} after`;
-    results.set(name, { rows, walks, load });
+    results.set(name, { ...result, load });
   }
   mkdirSync('.bench', { recursive: true });
   const file = `.bench/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
@@ -122,7 +145,24 @@ async function main(): Promise<void> {
   );
   console.log(`[bench] results written to ${file}`);
   await printMachine();
-  for (const [name, { rows, load }] of results) printTable(SIZES[name], rows, options, load);
+  for (const [name, { rows, load, matrix, mixed, insertCost }] of results) {
+    if (rows.length) printTable(SIZES[name], rows, options, load);
+    if (matrix) console.log(`\n${name} M summary: ${summaryLine(matrix.summary)}`);
+    if (mixed) {
+      console.log(
+        `${name} X: ${mixed.requests} requests, ${Object.entries(mixed.statuses)
+          .map(([status, n]) => `${n} × ${status}`)
+          .join(', ')}, p50 ${mixed.p50} ms, p99 ${mixed.p99} ms, max ${mixed.max} ms`,
+      );
+    }
+    if (insertCost) {
+      console.log(
+        `${name} I: ${insertCost.withAll.microsPerRow.toFixed(1)} and ${insertCost.withAllAgain.microsPerRow.toFixed(1)} µs/row with all indexes, ` +
+          `${insertCost.withoutNamed.microsPerRow.toFixed(1)} µs/row without ${insertCost.withoutIndexes.join(', ')}: ` +
+          `${insertCost.ratio.toFixed(2)}×; added back in ${insertCost.rebuildSeconds.toFixed(1)} s`,
+      );
+    }
+  }
   const small = results.get('small')?.rows.find((row) => row.scenario === 'S2');
   const large = results.get('large')?.rows.find((row) => row.scenario === 'S2');
   const scaling = small && large ? large.p50 / small.p50 : undefined;
@@ -144,6 +184,14 @@ function printTargets(rows: Row[], scaling?: number): void {
   }
 }
 
+interface SizeResult {
+  rows: Row[];
+  walks: WalkRow[];
+  matrix?: { rows: MatrixRow[]; summary: MatrixSummary };
+  mixed?: MixedResult;
+  insertCost?: InsertCostResult;
+}
+
 interface BenchOptions {
   duration: number;
   connections: number;
@@ -152,22 +200,42 @@ interface BenchOptions {
   profile: boolean;
   reference: boolean;
   walks: boolean;
+  matrix: boolean;
+  mixed: boolean;
+  mixedDuration: number;
+  /** The indexes `--insert-cost` drops, when given. */
+  insertCost?: string[];
 }
 
-async function benchSize(
-  size: BenchSize,
-  options: BenchOptions,
-): Promise<{ rows: Row[]; walks: WalkRow[] }> {
+async function benchSize(size: BenchSize, options: BenchOptions): Promise<SizeResult> {
   const url = await ensureBenchDatabase(size);
+  const result = await benchServer(size, url, options);
+  // With the servers stopped: it changes the table's indexes for a while.
+  if (options.insertCost && (!options.only || options.only.has('I'))) {
+    result.insertCost = await benchInsertCost(url, options.insertCost);
+  }
+  return result;
+}
+
+/** The scenarios, walks, matrix and mixed load: everything that runs against a server. */
+async function benchServer(
+  size: BenchSize,
+  url: string,
+  options: BenchOptions,
+): Promise<SizeResult> {
   const dataSource = await openBenchDataSource(url);
   let token: string;
+  let scoped: { token: string; organizationId: number };
   let maxActivityId: number;
   try {
-    const issued = await new TokenIssuer(new ApiTokensRepository(dataSource)).issue({
-      name: 'bench',
-      scopes: registeredScopes().map((scope) => scope.name),
-    });
-    token = issued.token;
+    const issuer = new TokenIssuer(new ApiTokensRepository(dataSource));
+    const scopes = registeredScopes().map((scope) => scope.name);
+    token = (await issuer.issue({ name: 'bench', scopes })).token;
+    const organizationId = await pickOrganization(url);
+    scoped = {
+      token: (await issuer.issue({ name: 'bench scoped', scopes, organizationId })).token,
+      organizationId,
+    };
     const [row] = await dataSource.query('SELECT MAX(id) AS max_id FROM login_activities');
     maxActivityId = Number(row.max_id);
   } finally {
@@ -241,7 +309,19 @@ async function benchSize(
     const walks = options.walks
       ? await benchWalks(server, url, token, maxActivityId, options.only, () => startServer(url))
       : [];
-    return { rows, walks };
+    const tokens = { unscoped: token, scoped: scoped.token, organizationId: scoped.organizationId };
+    const wanted = (name: string) => !options.only || options.only.has(name);
+    const matrix =
+      options.matrix && wanted('M') ? await benchMatrix(server, url, tokens) : undefined;
+    // The mixed load has a server of its own (recounting every 10 s); this one stands idle.
+    const mixed =
+      options.mixed && wanted('X')
+        ? await benchMixed(url, tokens, {
+            duration: options.mixedDuration,
+            connections: options.connections,
+          })
+        : undefined;
+    return { rows, walks, matrix, mixed };
   } finally {
     await server.stop();
     for (const yardstick of yardsticks.values()) await yardstick.stop();

@@ -1,0 +1,249 @@
+/**
+ * I, the writer's insert cost (`--insert-cost --without-indexes ix_a,ix_b`, issue 26): the time to
+ * append login activity rows to the bench table in multi-row INSERTs, through one mysql2
+ * connection in autocommit, with all its current indexes and again with the named secondary
+ * indexes dropped. The rows are deleted again after each measure (DELETE WHERE id > the previous
+ * maximum; the auto-increment counter is not reset), and the dropped indexes are added back
+ * (timed: a build over the whole table) whatever happens, from their definitions as
+ * information_schema.STATISTICS gave them before the drop. Then the measure with all indexes is
+ * taken again: the first and the last bracket the one without, on a machine whose speed drifts.
+ */
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { ACTIVITY_COLUMNS, activityRow } from '../../src/database/seed/demo-data';
+import { SeededRandom } from '../../src/database/seed/random';
+
+const TABLE = 'login_activities';
+
+interface IndexDefinition {
+  name: string;
+  unique: boolean;
+  /** `column` or `column(prefix length)`, in the index's order. */
+  parts: string[];
+}
+
+export interface IndexState {
+  secondaryIndexes: number;
+  /** information_schema.TABLES.INDEX_LENGTH (InnoDB's; a DROP or ADD INDEX updates it). */
+  indexLengthBytes: number;
+}
+
+export interface InsertMeasure {
+  indexes: IndexState;
+  rows: number;
+  seconds: number;
+  rowsPerSec: number;
+  microsPerRow: number;
+  /** The DELETE that took the rows out again. */
+  deleteSeconds: number;
+}
+
+export interface InsertCostResult {
+  withoutIndexes: string[];
+  batchSize: number;
+  withAll: InsertMeasure;
+  withoutNamed: InsertMeasure;
+  /** With all indexes again, after they were added back. */
+  withAllAgain: InsertMeasure;
+  /** The mean of the two with-all measures' µs/row over withoutNamed's µs/row. */
+  ratio: number;
+  dropSeconds: number;
+  /** The ALTER TABLE ADD INDEX that put the named indexes back. */
+  rebuildSeconds: number;
+  restored: IndexState;
+}
+
+const log = (message: string) => console.log(`[bench] I: ${message}`);
+
+async function secondaryIndexes(connection: Connection): Promise<IndexDefinition[]> {
+  const [rows] = await connection.query<RowDataPacket[]>(
+    `SELECT INDEX_NAME AS name, NON_UNIQUE AS non_unique, COLUMN_NAME AS column_name,
+            SUB_PART AS sub_part, COLLATION AS collation
+       FROM information_schema.STATISTICS
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
+      ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
+    [TABLE],
+  );
+  const byName = new Map<string, IndexDefinition>();
+  for (const row of rows) {
+    const name = String(row.name);
+    const index = byName.get(name) ?? { name, unique: Number(row.non_unique) === 0, parts: [] };
+    index.parts.push(
+      `\`${String(row.column_name)}\`${row.sub_part === null ? '' : `(${Number(row.sub_part)})`}` +
+        (row.collation === 'D' ? ' DESC' : ''),
+    );
+    byName.set(name, index);
+  }
+  return [...byName.values()];
+}
+
+async function indexState(connection: Connection): Promise<IndexState> {
+  const [[row]] = await connection.query<RowDataPacket[]>(
+    `SELECT INDEX_LENGTH AS index_length FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`,
+    [TABLE],
+  );
+  return {
+    secondaryIndexes: (await secondaryIndexes(connection)).length,
+    indexLengthBytes: Number(row.index_length),
+  };
+}
+
+/** Waits (at most a minute) until InnoDB has purged what the last DELETE left behind. */
+async function waitForPurge(connection: Connection): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const [[row]] = await connection.query<RowDataPacket[]>(
+      `SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`,
+    );
+    if (!row || Number(row.n) < 1000) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** `count` realistic rows appended to the log now, as the writer would send them. */
+async function prepareRows(connection: Connection, count: number): Promise<unknown[][]> {
+  const [users] = await connection.query<RowDataPacket[]>(
+    'SELECT id, email, organization_id FROM users ORDER BY id',
+  );
+  const emails = users.map((user) => String(user.email));
+  const organizations = users.map((user) => Number(user.organization_id));
+  const firstUserId = Number(users[0]?.id ?? 1);
+  const random = new SeededRandom(26);
+  const start = Date.now();
+  return Array.from({ length: count }, (_, i) =>
+    activityRow(random, start + i, firstUserId, emails, organizations),
+  );
+}
+
+async function measure(
+  connection: Connection,
+  rows: unknown[][],
+  batchSize: number,
+  label: string,
+): Promise<InsertMeasure> {
+  const indexes = await indexState(connection);
+  const [[max]] = await connection.query<RowDataPacket[]>(
+    `SELECT COALESCE(MAX(id), 0) AS max_id FROM ${TABLE}`,
+  );
+  const maxId = Number(max.max_id);
+  const placeholders = `(${ACTIVITY_COLUMNS.map(() => '?').join(', ')})`;
+  const statements = [] as string[];
+  for (let offset = 0; offset < rows.length; offset += batchSize) {
+    const batch = rows.slice(offset, offset + batchSize);
+    statements.push(
+      connection.format(
+        `INSERT INTO ${TABLE} (${ACTIVITY_COLUMNS.join(', ')}) VALUES ${batch.map(() => placeholders).join(', ')}`,
+        batch.flat(),
+      ),
+    );
+  }
+  let seconds: number;
+  let deleteSeconds: number;
+  try {
+    const started = performance.now();
+    for (const sql of statements) await connection.query(sql);
+    seconds = (performance.now() - started) / 1000;
+  } finally {
+    const started = performance.now();
+    await connection.query(`DELETE FROM ${TABLE} WHERE id > ?`, [maxId]);
+    deleteSeconds = (performance.now() - started) / 1000;
+    await waitForPurge(connection);
+  }
+  const result: InsertMeasure = {
+    indexes,
+    rows: rows.length,
+    seconds,
+    rowsPerSec: rows.length / seconds,
+    microsPerRow: (seconds * 1e6) / rows.length,
+    deleteSeconds,
+  };
+  log(
+    `${label} (${indexes.secondaryIndexes} secondary indexes, index_length ${mib(indexes.indexLengthBytes)}): ` +
+      `${rows.length} rows in ${seconds.toFixed(2)} s = ${result.rowsPerSec.toFixed(0)} rows/s, ` +
+      `${result.microsPerRow.toFixed(1)} µs/row; DELETE ${deleteSeconds.toFixed(2)} s`,
+  );
+  return result;
+}
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+export async function benchInsertCost(
+  databaseUrl: string,
+  withoutIndexes: string[],
+  rowCount = 100_000,
+  batchSize = 1000,
+): Promise<InsertCostResult> {
+  const connection = await createConnection({ uri: databaseUrl });
+  try {
+    const all = await secondaryIndexes(connection);
+    const named = withoutIndexes.map((name) => {
+      const index = all.find((i) => i.name === name);
+      if (!index) {
+        throw new Error(
+          `--without-indexes: ${TABLE} has no index ${name} (it has ${all.map((i) => i.name).join(', ')})`,
+        );
+      }
+      return index;
+    });
+    const rows = await prepareRows(connection, rowCount);
+    const withAll = await measure(connection, rows, batchSize, 'with all indexes');
+
+    let dropSeconds = 0;
+    let rebuildSeconds = 0;
+    let withoutNamed: InsertMeasure;
+    try {
+      const started = performance.now();
+      await connection.query(
+        `ALTER TABLE ${TABLE} ${named.map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`,
+      );
+      dropSeconds = (performance.now() - started) / 1000;
+      withoutNamed = await measure(
+        connection,
+        rows,
+        batchSize,
+        `without ${withoutIndexes.join(', ')}`,
+      );
+    } finally {
+      // Whatever happened: every index the table had is there again.
+      const present = new Set((await secondaryIndexes(connection)).map((i) => i.name));
+      const missing = named.filter((i) => !present.has(i.name));
+      if (missing.length) {
+        const started = performance.now();
+        await connection.query(
+          `ALTER TABLE ${TABLE} ${missing
+            .map(
+              (i) => `ADD ${i.unique ? 'UNIQUE ' : ''}INDEX \`${i.name}\` (${i.parts.join(', ')})`,
+            )
+            .join(', ')}`,
+        );
+        rebuildSeconds = (performance.now() - started) / 1000;
+        log(
+          `${missing.map((i) => i.name).join(', ')} added back in ${rebuildSeconds.toFixed(1)} s`,
+        );
+      }
+    }
+    const restored = await indexState(connection);
+    const withAllAgain = await measure(connection, rows, batchSize, 'with all indexes again');
+    const allMicros = (withAll.microsPerRow + withAllAgain.microsPerRow) / 2;
+    const result: InsertCostResult = {
+      withoutIndexes,
+      batchSize,
+      withAll,
+      withoutNamed,
+      withAllAgain,
+      ratio: allMicros / withoutNamed.microsPerRow,
+      dropSeconds,
+      rebuildSeconds,
+      restored,
+    };
+    log(
+      `with all indexes ${withAll.microsPerRow.toFixed(1)} and ${withAllAgain.microsPerRow.toFixed(1)} µs/row, without ${withoutIndexes.length} ` +
+        `${withoutNamed.microsPerRow.toFixed(1)} µs/row: ${result.ratio.toFixed(2)}× ` +
+        `(drop ${dropSeconds.toFixed(2)} s, add back ${rebuildSeconds.toFixed(1)} s; restored: ` +
+        `${restored.secondaryIndexes} secondary indexes, index_length ${mib(restored.indexLengthBytes)})`,
+    );
+    return result;
+  } finally {
+    await connection.end();
+  }
+}

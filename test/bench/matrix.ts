@@ -1,0 +1,342 @@
+/**
+ * M, the filter × sort × depth matrix (`--matrix`, issue 26): every filter of each listing alone
+ * (and the README's combined examples), with every sort, at page 1, the middle page and the page
+ * at 90% of page_count (limit 20), one request at a time. Each request is sent twice in a row: the
+ * first time ("cold": the statement and, on page 1, the total not yet asked for) and at once
+ * again ("warm": the count cache and the buffer pool as the first left them).
+ *
+ * A filter × sort combination the service refuses up front (400 naming the supported sorts) is
+ * recorded as `refused`, not as a failure; anything else must be a 200 within 1 s.
+ */
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import type { RunningServer } from './bench-server';
+
+export interface MatrixTokens {
+  unscoped: string;
+  /** A token limited to `organizationId`. */
+  scoped: string;
+  organizationId: number;
+}
+
+export type Depth = 'first' | 'middle' | '90%';
+
+export interface MatrixRow {
+  token: 'unscoped' | 'scoped';
+  listing: string;
+  /** The filters, without sort and page. */
+  filters: string;
+  sort: string;
+  depth: Depth;
+  page: number;
+  pageCount?: number;
+  statusCold: number;
+  statusWarm: number;
+  msCold: number;
+  msWarm: number;
+  outcome: 'ok' | 'slow' | 'refused' | '503' | 'other';
+  /** A refusal's or an error's detail and parameter messages. */
+  detail?: string;
+}
+
+export interface MatrixSummary {
+  requests: number;
+  refused: number;
+  okWithin1s: number;
+  over1s: number;
+  serviceUnavailable: number;
+  other: Record<string, number>;
+}
+
+const LIMIT = 20;
+const SLOW_MS = 1000;
+/** A request still unanswered after this long is given up on (and counted as status 0). */
+const TIMEOUT_MS = 30_000;
+
+interface Listing {
+  path: string;
+  sorts: string[];
+  filterSets: string[];
+}
+
+/** Realistic filter values, read from the data itself. */
+async function pickValues(databaseUrl: string, organizationId: number) {
+  const connection = await createConnection({ uri: databaseUrl });
+  try {
+    // A successful attempt of a user of the scoped organization, in the middle of the log: its
+    // user, e-mail, ip and session exist under both tokens.
+    const [[maxRow]] = await connection.query<RowDataPacket[]>(
+      'SELECT MAX(id) AS max_id FROM login_activities',
+    );
+    const [[activity]] = await connection.query<RowDataPacket[]>(
+      `SELECT user_id, user_email, ip_address, session_id FROM login_activities
+        WHERE organization_id = ? AND session_id IS NOT NULL AND id >= ? ORDER BY id LIMIT 1`,
+      [organizationId, Math.floor(Number(maxRow.max_id) / 2)],
+    );
+    const [[user]] = await connection.query<RowDataPacket[]>(
+      'SELECT id, name, email, role_id, organization_id FROM users WHERE id = ?',
+      [activity.user_id],
+    );
+    return {
+      userId: Number(user.id),
+      email: String(user.email),
+      roleId: Number(user.role_id),
+      organizationId: Number(user.organization_id),
+      /** The first three characters of a real name. */
+      q: String(user.name).slice(0, 3),
+      activityEmail: String(activity.user_email),
+      ip: String(activity.ip_address),
+      session: String(activity.session_id),
+    };
+  } finally {
+    await connection.end();
+  }
+}
+
+/** The organization of a user in the middle of the table: the scoped token's. */
+export async function pickOrganization(databaseUrl: string): Promise<number> {
+  const connection = await createConnection({ uri: databaseUrl });
+  try {
+    const [[row]] = await connection.query<RowDataPacket[]>(
+      `SELECT organization_id FROM users WHERE id >= (SELECT (MIN(id) + MAX(id)) DIV 2 FROM users)
+        ORDER BY id LIMIT 1`,
+    );
+    return Number(row.organization_id);
+  } finally {
+    await connection.end();
+  }
+}
+
+const withSort = (sorts: string[]) => sorts.flatMap((sort) => [sort, `-${sort}`]);
+
+async function listings(databaseUrl: string, organizationId: number): Promise<Listing[]> {
+  const v = await pickValues(databaseUrl, organizationId);
+  // Whole seconds, so that the URLs are the same throughout the run.
+  const thirtyDaysAgo = encodeURIComponent(
+    new Date(Math.floor((Date.now() - 30 * 86_400_000) / 1000) * 1000).toISOString(),
+  );
+  return [
+    {
+      path: '/v1/users',
+      sorts: withSort(['id', 'created_at', 'updated_at', 'name', 'email']),
+      // The README's combined example, `q=<a real name's start>&sort=name`, is q's row with sort=name.
+      filterSets: [
+        '',
+        `organization_id=${v.organizationId}`,
+        `role_id=${v.roleId}`,
+        `email=${encodeURIComponent(v.email)}`,
+        `q=${encodeURIComponent(v.q)}`,
+        `created_from=${thirtyDaysAgo}`,
+        `created_to=${thirtyDaysAgo}`,
+        `updated_from=${thirtyDaysAgo}`,
+        `updated_to=${thirtyDaysAgo}`,
+      ],
+    },
+    {
+      path: '/v1/login_activities',
+      sorts: withSort(['id', 'created_at']),
+      filterSets: [
+        '',
+        `user_id=${v.userId}`,
+        `user_email=${encodeURIComponent(v.activityEmail)}`,
+        'success=false',
+        'authentication_method=password',
+        'oauth_provider=google',
+        'failure_reason=invalid_credentials',
+        `ip_address=${encodeURIComponent(v.ip)}`,
+        `session_id=${encodeURIComponent(v.session)}`,
+        'otp_required=true',
+        `created_from=${thirtyDaysAgo}`,
+        `created_to=${thirtyDaysAgo}`,
+        // The README's combined example (its own sort, -created_at, is among the sorts below).
+        `user_id=${v.userId}&success=false&created_from=${thirtyDaysAgo}`,
+      ],
+    },
+  ];
+}
+
+interface Reply {
+  status: number;
+  ms: number;
+  pageCount?: number;
+  detail?: string;
+}
+
+async function timedGet(server: RunningServer, path: string, token: string): Promise<Reply> {
+  const started = performance.now();
+  try {
+    const response = await fetch(`${server.baseUrl}${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const text = await response.text();
+    const ms = performance.now() - started;
+    if (response.status === 200) {
+      const body = JSON.parse(text) as { pagination: { page_count: number } };
+      return { status: 200, ms, pageCount: Number(body.pagination.page_count) };
+    }
+    let detail = text.slice(0, 300);
+    try {
+      const problem = JSON.parse(text) as {
+        detail?: string;
+        errors?: { parameter: string; message: string }[];
+      };
+      detail = [
+        problem.detail,
+        ...(problem.errors ?? []).map((e) => `${e.parameter}: ${e.message}`),
+      ]
+        .filter(Boolean)
+        .join('; ');
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, ms, detail };
+  } catch (error) {
+    return { status: 0, ms: performance.now() - started, detail: String(error) };
+  }
+}
+
+function outcomeOf(cold: Reply, warm: Reply): MatrixRow['outcome'] {
+  // Refused up front: a 400 that names the sorts (any other 400 is this matrix's own mistake).
+  if (cold.status === 400 && warm.status === 400 && /sort/i.test(cold.detail ?? '')) {
+    return 'refused';
+  }
+  if (cold.status === 503 || warm.status === 503) return '503';
+  if (cold.status !== 200 || warm.status !== 200) return 'other';
+  return Math.max(cold.ms, warm.ms) > SLOW_MS ? 'slow' : 'ok';
+}
+
+/** Runs the matrix: the whole of it under the unscoped token, a subset under the scoped one. */
+export async function benchMatrix(
+  server: RunningServer,
+  databaseUrl: string,
+  tokens: MatrixTokens,
+): Promise<{ rows: MatrixRow[]; summary: MatrixSummary }> {
+  const rows: MatrixRow[] = [];
+  const all = await listings(databaseUrl, tokens.organizationId);
+  const runs: { token: MatrixRow['token']; listing: Listing }[] = [
+    ...all.map((listing) => ({ token: 'unscoped' as const, listing })),
+    // The scoped subset: every filter set, in the default order and newest first.
+    ...all.map((listing) => ({
+      token: 'scoped' as const,
+      listing: {
+        ...listing,
+        // organization_id is the scope itself under this token.
+        filterSets: listing.filterSets.filter((f) => !f.startsWith('organization_id=')),
+        sorts: ['id', '-created_at'],
+      },
+    })),
+  ];
+  for (const { token, listing } of runs) {
+    const secret = token === 'scoped' ? tokens.scoped : tokens.unscoped;
+    for (const filters of listing.filterSets) {
+      for (const sort of listing.sorts) {
+        const query = (page: number) =>
+          `${listing.path}?${filters ? `${filters}&` : ''}sort=${sort}&page=${page}&limit=${LIMIT}`;
+        let pageCount: number | undefined;
+        for (const depth of ['first', 'middle', '90%'] as const) {
+          const page =
+            depth === 'first'
+              ? 1
+              : Math.max(
+                  1,
+                  depth === 'middle' ? Math.ceil(pageCount! / 2) : Math.floor(pageCount! * 0.9),
+                );
+          const cold = await timedGet(server, query(page), secret);
+          const warm = await timedGet(server, query(page), secret);
+          if (depth === 'first') pageCount = cold.pageCount ?? warm.pageCount;
+          const row: MatrixRow = {
+            token,
+            listing: listing.path,
+            filters: filters || '(none)',
+            sort,
+            depth,
+            page,
+            pageCount,
+            statusCold: cold.status,
+            statusWarm: warm.status,
+            msCold: Math.round(cold.ms * 10) / 10,
+            msWarm: Math.round(warm.ms * 10) / 10,
+            outcome: outcomeOf(cold, warm),
+            detail: cold.detail ?? warm.detail,
+          };
+          rows.push(row);
+          console.log(`[bench] M ${formatRow(row).join('  ')}`);
+          // A refusal or a failure on page 1 leaves no page_count to go deeper with.
+          if (pageCount === undefined) break;
+        }
+      }
+    }
+  }
+  const summary = summarize(rows);
+  printMatrix(rows, summary);
+  return { rows, summary };
+}
+
+function summarize(rows: MatrixRow[]): MatrixSummary {
+  const other: Record<string, number> = {};
+  for (const row of rows.filter((r) => r.outcome === 'other')) {
+    const key = `${row.statusCold}/${row.statusWarm}`;
+    other[key] = (other[key] ?? 0) + 1;
+  }
+  const count = (outcome: MatrixRow['outcome']) => rows.filter((r) => r.outcome === outcome).length;
+  return {
+    requests: rows.length,
+    refused: count('refused'),
+    okWithin1s: count('ok'),
+    over1s: count('slow'),
+    serviceUnavailable: count('503'),
+    other,
+  };
+}
+
+const formatRow = (row: MatrixRow): string[] => [
+  row.token,
+  row.listing,
+  `${row.filters === '(none)' ? '' : `${decodeURIComponent(row.filters)}&`}sort=${row.sort}`,
+  `${row.depth} (${row.page}/${row.pageCount ?? '?'})`,
+  row.statusCold === row.statusWarm
+    ? String(row.statusCold)
+    : `${row.statusCold}/${row.statusWarm}`,
+  row.msCold.toFixed(0),
+  row.msWarm.toFixed(0),
+];
+
+export function summaryLine(summary: MatrixSummary): string {
+  const other = Object.entries(summary.other);
+  return (
+    `${summary.requests} requests (each sent twice), ${summary.refused} refused (400), ` +
+    `${summary.okWithin1s} 200 ≤ 1 s, ${summary.over1s} over 1 s, ${summary.serviceUnavailable} 503, ` +
+    `other statuses (cold/warm): ${other.length ? other.map(([s, n]) => `${n} × ${s}`).join(', ') : 'none'}`
+  );
+}
+
+function printMatrix(rows: MatrixRow[], summary: MatrixSummary): void {
+  const header = [
+    'token',
+    'listing',
+    'params',
+    'depth (page/pages)',
+    'status',
+    'ms cold',
+    'ms warm',
+  ];
+  const lines = rows.map(formatRow);
+  const widths = header.map((title, i) => Math.max(title.length, ...lines.map((l) => l[i].length)));
+  const format = (cells: string[]) =>
+    `| ${cells.map((cell, i) => (i >= 4 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join(' | ')} |`;
+  console.log('\nM: filter × sort × depth, limit 20, one request at a time, each twice');
+  console.log(format(header));
+  console.log(
+    `|${widths.map((w, i) => (i >= 4 ? `${'-'.repeat(w + 1)}:` : `:${'-'.repeat(w + 1)}`)).join('|')}|`,
+  );
+  for (const line of lines) console.log(format(line));
+  console.log(`M summary: ${summaryLine(summary)}`);
+  for (const outcome of ['slow', '503', 'other', 'refused'] as const) {
+    const listed = rows.filter((r) => r.outcome === outcome);
+    if (!listed.length) continue;
+    console.log(`M ${outcome === 'slow' ? 'over 1 s' : outcome}:`);
+    for (const row of listed) {
+      console.log(`  ${formatRow(row).join('  ')}${row.detail ? `  — ${row.detail}` : ''}`);
+    }
+  }
+}
