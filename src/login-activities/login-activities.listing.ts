@@ -16,10 +16,14 @@ export const loginActivitiesListing = defineListing(ListLoginActivitiesQueryDto,
     { index: 'ix_login_activities_created_at', equals: [], sort: 'created_at' },
     // One user's, one e-mail's, one address's or one session's attempts are few: the other
     // filters are checked row by row. A session is opened by one attempt: `id` order only.
-    ...['organization_id', 'user_id', 'user_email', 'ip_address'].flatMap((column) =>
+    // Declared before the organization's, which are bounded too but hold more rows: on a tie the
+    // first declared path serves.
+    ...['user_id', 'user_email', 'ip_address'].flatMap((column) =>
       ['id', 'created_at'].map((sort) => byColumn(column, sort, true)),
     ),
     byColumn('session_id', 'id', true),
+    // An organization's log: its indexes carry the few-valued columns, checked without a row read.
+    ...['id', 'created_at'].map((sort) => byColumn('organization_id', sort, true)),
     ...[
       'success',
       'otp_required',

@@ -37,8 +37,8 @@ const PRIMARY_KEY: IndexPath = { equals: [], sort: 'id' };
 
 /**
  * The index path that serves `bound` sorted by `sortColumn`, or undefined: the one binding the
- * most equality columns among those that leave nothing to check row by row, or whose rows are
- * bounded. A range on the sort column is a range of the walk; any other filter is checked row by
+ * most equality columns (the first declared on a tie) among those that leave nothing to check row
+ * by row, or whose rows are bounded. A range on the sort column is a range of the walk; any other filter is checked row by
  * row, which only a bounded path allows.
  */
 export function findIndexPath(
