@@ -100,7 +100,8 @@ async function main(): Promise<void> {
     },
     strict: true,
   });
-  const names = values.size === 'both' ? ['small', 'large'] : [values.size!];
+  // `both` is small and large; a list (`small,xl`) runs each, in order.
+  const names = values.size === 'both' ? ['small', 'large'] : values.size!.split(',');
   for (const name of names) {
     if (!SIZES[name]) throw new Error(`--size must be tiny, small, large, xl or both, not ${name}`);
   }
@@ -170,6 +171,17 @@ async function main(): Promise<void> {
     console.log(
       `scaling: S2 p50 large / small = ${large.p50} ms / ${small.p50} ms = ${scaling!.toFixed(2)}`,
     );
+  }
+  // Issue 26's scaling lines: S2 and S5 p50 at xl over small (goal ≤ 1.5).
+  for (const scenario of ['S2', 'S5']) {
+    const at = (size: string) =>
+      results.get(size)?.rows.find((row) => row.scenario === scenario)?.p50;
+    const [smallP50, xlP50] = [at('small'), at('xl')];
+    if (smallP50 && xlP50) {
+      console.log(
+        `scaling: ${scenario} p50 xl / small = ${xlP50} ms / ${smallP50} ms = ${(xlP50 / smallP50).toFixed(2)}`,
+      );
+    }
   }
   const largeRows = results.get('large')?.rows;
   if (largeRows) printTargets(largeRows, scaling);
