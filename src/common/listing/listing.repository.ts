@@ -319,8 +319,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   private countStatement(criteria: ListingCriteria): Statement {
     const { where, params } = this.where(criteria);
+    // Unfiltered, any index counts the rows: the optimizer takes the narrowest, not the sort's.
+    const index = criteria.conditions.length ? criteria.index : undefined;
     return {
-      sql: `SELECT COUNT(*) AS total, MAX(t.id) AS max_id FROM ${this.from(criteria.index)}${where}`,
+      sql: `SELECT COUNT(*) AS total, MAX(t.id) AS max_id FROM ${this.from(index)}${where}`,
       params,
     };
   }
