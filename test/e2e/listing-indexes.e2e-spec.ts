@@ -178,7 +178,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
           if (!result.refused) {
             const key = `${name || '(none)'}${organizationId === null ? '' : ' (scoped)'}`;
             if (!sort.startsWith('-')) (served[key] ??= []).push(sort);
-          } else if (organizationId !== null) {
+          } else if (organizationId !== null && name !== 'session_id') {
             problems.push(`?${name}&sort=${sort} refused under a scope: ${result.refused}`);
           }
         }
@@ -278,8 +278,10 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       created_from: ['created_at'],
       created_to: ['created_at'],
     });
+    // Under a scope, a filter the organization's index does not carry goes with its own sorts.
     for (const [key, scopedSorts] of Object.entries(served)) {
-      if (/scoped/.test(key)) expect({ key, scopedSorts }).toEqual({ key, scopedSorts: both });
+      const own = key === 'session_id (scoped)' ? ['id'] : both;
+      if (/scoped/.test(key)) expect({ key, scopedSorts }).toEqual({ key, scopedSorts: own });
     }
     for (const [params, organizationId] of [
       [

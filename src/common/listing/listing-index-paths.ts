@@ -17,6 +17,12 @@ export interface IndexPath {
    * request's other filters may be checked row by row within them.
    */
   bounded?: true;
+  /**
+   * Columns the index carries after its order (e.g. an organization's log with its few-valued
+   * columns): filters on them are checked inside the index, without reading the row, so they may
+   * narrow a path whose rows are not few.
+   */
+  covers?: readonly string[];
   /** A unique index on `equals`: at most one row, so any sort and any other filter go with it. */
   unique?: true;
   /** The sort column is unique on its own: the walk orders by it alone (MariaDB sorts `, id`). */
@@ -50,11 +56,16 @@ export function findIndexPath(
   for (const path of [PRIMARY_KEY, ...paths]) {
     if (!path.unique && path.sort !== sortColumn) continue;
     if (!path.equals.every((column) => bound.equals.has(column))) continue;
-    const checked =
-      // An equality on the sort column is a (one-value) range of it.
-      [...bound.equals].some((column) => !path.equals.includes(column) && column !== path.sort) ||
-      [...bound.ranges].some((column) => path.unique || column !== path.sort);
-    if (checked && !path.bounded && !path.unique) continue;
+    // Filters the path's order does not serve, checked on each of its rows. An equality on the
+    // sort column is a (one-value) range of it.
+    const checked = [
+      ...[...bound.equals].filter(
+        (column) => !path.equals.includes(column) && column !== path.sort,
+      ),
+      ...[...bound.ranges].filter((column) => path.unique || column !== path.sort),
+    ];
+    const inIndex = checked.every((column) => path.covers?.includes(column));
+    if (checked.length && !path.bounded && !path.unique && !inIndex) continue;
     if (!best || rank(path) > rank(best)) best = path;
   }
   return best;
