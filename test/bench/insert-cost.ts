@@ -7,6 +7,12 @@
  * (timed: a build over the whole table) whatever happens, from their definitions as
  * information_schema.STATISTICS gave them before the drop. Then the measure with all indexes is
  * taken again: the first and the last bracket the one without, on a machine whose speed drifts.
+ *
+ * Random inserts split the full pages of the sorted-built indexes and the DELETE leaves them half
+ * empty: three rounds of 100k rows grew the large set's index_length from 3.0 to 4.2 GiB, which
+ * would slow every later run. The table is therefore rebuilt at the end (ALTER TABLE ... FORCE,
+ * timed), which gives back the compact pages a load leaves (the same data_length and
+ * index_length).
  */
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { ACTIVITY_COLUMNS, activityRow } from '../../src/database/seed/demo-data';
@@ -46,9 +52,15 @@ export interface InsertCostResult {
   withAllAgain: InsertMeasure;
   /** The mean of the two with-all measures' µs/row over withoutNamed's µs/row. */
   ratio: number;
+  /** What the named indexes took before the drop (InnoDB's size statistic, pages). */
+  namedIndexBytes: number;
   dropSeconds: number;
   /** The ALTER TABLE ADD INDEX that put the named indexes back. */
   rebuildSeconds: number;
+  /** The ALTER TABLE FORCE that compacted the table again at the end. */
+  compactSeconds: number;
+  /** After the last measure (the inserts and deletes' page splits included). */
+  beforeCompaction: IndexState;
   restored: IndexState;
 }
 
@@ -86,6 +98,16 @@ async function indexState(connection: Connection): Promise<IndexState> {
     secondaryIndexes: (await secondaryIndexes(connection)).length,
     indexLengthBytes: Number(row.index_length),
   };
+}
+
+/** The size of each of `names`, in bytes, as InnoDB's persistent statistics have it. */
+async function indexBytes(connection: Connection, names: string[]): Promise<number> {
+  const [[row]] = await connection.query<RowDataPacket[]>(
+    `SELECT COALESCE(SUM(stat_value), 0) * @@innodb_page_size AS bytes FROM mysql.innodb_index_stats
+      WHERE database_name = DATABASE() AND table_name = ? AND stat_name = 'size' AND index_name IN (?)`,
+    [TABLE, names],
+  );
+  return Number(row.bytes);
 }
 
 /** Waits (at most a minute) until InnoDB has purged what the last DELETE left behind. */
@@ -165,6 +187,22 @@ async function measure(
   return result;
 }
 
+/** Adds back those of `named` the table lacks, in one ALTER; returns the seconds it took. */
+async function addBack(connection: Connection, named: IndexDefinition[]): Promise<number> {
+  const present = new Set((await secondaryIndexes(connection)).map((i) => i.name));
+  const missing = named.filter((i) => !present.has(i.name));
+  if (!missing.length) return 0;
+  const started = performance.now();
+  await connection.query(
+    `ALTER TABLE ${TABLE} ${missing
+      .map((i) => `ADD ${i.unique ? 'UNIQUE ' : ''}INDEX \`${i.name}\` (${i.parts.join(', ')})`)
+      .join(', ')}`,
+  );
+  const seconds = (performance.now() - started) / 1000;
+  log(`${missing.map((i) => i.name).join(', ')} added back in ${seconds.toFixed(1)} s`);
+  return seconds;
+}
+
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 export async function benchInsertCost(
@@ -186,44 +224,47 @@ export async function benchInsertCost(
       return index;
     });
     const rows = await prepareRows(connection, rowCount);
-    const withAll = await measure(connection, rows, batchSize, 'with all indexes');
+    const namedIndexBytes = await indexBytes(connection, withoutIndexes);
+    log(`${withoutIndexes.join(', ')}: ${mib(namedIndexBytes)} together`);
 
     let dropSeconds = 0;
     let rebuildSeconds = 0;
+    let compactSeconds = 0;
+    let withAll: InsertMeasure;
     let withoutNamed: InsertMeasure;
+    let withAllAgain: InsertMeasure;
+    let beforeCompaction: IndexState;
     try {
-      const started = performance.now();
-      await connection.query(
-        `ALTER TABLE ${TABLE} ${named.map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`,
-      );
-      dropSeconds = (performance.now() - started) / 1000;
-      withoutNamed = await measure(
-        connection,
-        rows,
-        batchSize,
-        `without ${withoutIndexes.join(', ')}`,
-      );
-    } finally {
-      // Whatever happened: every index the table had is there again.
-      const present = new Set((await secondaryIndexes(connection)).map((i) => i.name));
-      const missing = named.filter((i) => !present.has(i.name));
-      if (missing.length) {
+      withAll = await measure(connection, rows, batchSize, 'with all indexes');
+      try {
         const started = performance.now();
         await connection.query(
-          `ALTER TABLE ${TABLE} ${missing
-            .map(
-              (i) => `ADD ${i.unique ? 'UNIQUE ' : ''}INDEX \`${i.name}\` (${i.parts.join(', ')})`,
-            )
-            .join(', ')}`,
+          `ALTER TABLE ${TABLE} ${named.map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`,
         );
-        rebuildSeconds = (performance.now() - started) / 1000;
-        log(
-          `${missing.map((i) => i.name).join(', ')} added back in ${rebuildSeconds.toFixed(1)} s`,
+        dropSeconds = (performance.now() - started) / 1000;
+        withoutNamed = await measure(
+          connection,
+          rows,
+          batchSize,
+          `without ${withoutIndexes.join(', ')}`,
         );
+      } finally {
+        // Whatever happened: every index the table had is there again.
+        rebuildSeconds = await addBack(connection, named);
       }
+      withAllAgain = await measure(connection, rows, batchSize, 'with all indexes again');
+    } finally {
+      // Whatever happened: the pages the inserts split are compacted again.
+      beforeCompaction = await indexState(connection);
+      const started = performance.now();
+      await connection.query(`ALTER TABLE ${TABLE} FORCE`);
+      compactSeconds = (performance.now() - started) / 1000;
     }
     const restored = await indexState(connection);
-    const withAllAgain = await measure(connection, rows, batchSize, 'with all indexes again');
+    log(
+      `compacted again (ALTER TABLE FORCE) in ${compactSeconds.toFixed(1)} s: index_length ` +
+        `${mib(beforeCompaction.indexLengthBytes)} before, ${mib(restored.indexLengthBytes)} after`,
+    );
     const allMicros = (withAll.microsPerRow + withAllAgain.microsPerRow) / 2;
     const result: InsertCostResult = {
       withoutIndexes,
@@ -232,13 +273,16 @@ export async function benchInsertCost(
       withoutNamed,
       withAllAgain,
       ratio: allMicros / withoutNamed.microsPerRow,
+      namedIndexBytes,
       dropSeconds,
       rebuildSeconds,
+      compactSeconds,
+      beforeCompaction,
       restored,
     };
     log(
-      `with all indexes ${withAll.microsPerRow.toFixed(1)} and ${withAllAgain.microsPerRow.toFixed(1)} µs/row, without ${withoutIndexes.length} ` +
-        `${withoutNamed.microsPerRow.toFixed(1)} µs/row: ${result.ratio.toFixed(2)}× ` +
+      `with all indexes ${withAll.microsPerRow.toFixed(1)} and ${withAllAgain.microsPerRow.toFixed(1)} µs/row, ` +
+        `without ${withoutIndexes.length} ${withoutNamed.microsPerRow.toFixed(1)} µs/row: ${result.ratio.toFixed(2)}× ` +
         `(drop ${dropSeconds.toFixed(2)} s, add back ${rebuildSeconds.toFixed(1)} s; restored: ` +
         `${restored.secondaryIndexes} secondary indexes, index_length ${mib(restored.indexLengthBytes)})`,
     );

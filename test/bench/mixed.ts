@@ -160,7 +160,10 @@ async function requestsFor(
   return requests;
 }
 
-/** Polls the database's process list for COUNT statements until `stop()`. */
+/**
+ * Polls the database's process list for COUNT statements until `stop()`. The app's statements are
+ * prepared: they show as `Execute`, not `Query`.
+ */
 function watchCounts(databaseUrl: string) {
   const seen = new Map<string, number>();
   let running = true;
@@ -171,7 +174,8 @@ function watchCounts(databaseUrl: string) {
       while (running) {
         const [rows] = await connection.query<RowDataPacket[]>(
           `SELECT ID AS id, TIME_MS AS ms, INFO AS info FROM information_schema.PROCESSLIST
-            WHERE COMMAND = 'Query' AND DB = ? AND INFO LIKE '%COUNT(%' AND ID <> CONNECTION_ID()`,
+            WHERE COMMAND IN ('Query', 'Execute') AND DB = ? AND INFO LIKE '%COUNT(%'
+              AND ID <> CONNECTION_ID()`,
           [schema],
         );
         for (const row of rows) {
