@@ -26,6 +26,24 @@ describe('CountCache', () => {
   /** Lets a finished background count land (its callbacks run). */
   const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+  it('warms a histogram in the background once per key, and at most two at a time', async () => {
+    const counts = cache('10000');
+    const first = deferred();
+    const counter = jest.fn(() => first.promise);
+    expect(counts.warm('a', counter)).toBe(false);
+    expect(counts.warm('a', counter)).toBe(true); // being counted
+    expect(counts.warm('b', () => new Promise<ListingTotal>(() => undefined))).toBe(false);
+    const third = jest.fn(() => Promise.resolve(total(3)));
+    expect(counts.warm('c', third)).toBe(false);
+    expect(third).not.toHaveBeenCalled(); // two already running
+    first.resolve(total(1));
+    await settle();
+    expect(counts.warm('a', never)).toBe(true); // counted: the next `get` uses it
+    expect(counts.warm('c', third)).toBe(false);
+    expect(third).toHaveBeenCalledTimes(1);
+    expect(counter).toHaveBeenCalledTimes(1);
+  });
+
   it('runs one count for concurrent callers of a key, even with the cache off', async () => {
     const counts = cache('0');
     const pending = deferred();

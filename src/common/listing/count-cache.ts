@@ -70,6 +70,8 @@ export class CountCache {
   private readonly logger = new Logger(CountCache.name);
   private redisFailureLogged = false;
   private static readonly MAX_ENTRIES = 10_000;
+  private static readonly MAX_WARMING = 2;
+  private warming = 0;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, redis: SharedRedis) {
     this.ttlMs = config.countCacheTtlMs;
@@ -120,9 +122,14 @@ export class CountCache {
    */
   warm(key: string, counter: TotalCounter): boolean {
     if (this.entries.has(key) || this.inFlight.has(key)) return true;
-    this.run(key, counter, 0, true).catch((error: Error) => {
-      this.logger.warn(`Counting a listing histogram in the background failed: ${error.message}`);
-    });
+    // Each is a full scan of its criteria: a flood of distinct deep pages starts only a few.
+    if (this.warming >= CountCache.MAX_WARMING) return false;
+    this.warming++;
+    this.run(key, counter, 0, true)
+      .catch((error: Error) => {
+        this.logger.warn(`Counting a listing histogram in the background failed: ${error.message}`);
+      })
+      .finally(() => this.warming--);
     return false;
   }
 
