@@ -127,7 +127,8 @@ async function requestsFor(
       path: await at('/v1/users?sort=-updated_at&limit=20', 0.5),
       token: u,
     },
-    { name: 'users q', path: `/v1/users?q=${encodeURIComponent(q)}&sort=name`, token: u },
+    // q is checked within one organization: under the scoped token.
+    { name: 'scoped users q', path: `/v1/users?q=${encodeURIComponent(q)}&sort=name`, token: s },
     {
       name: 'user failures',
       path: `/v1/login_activities?user_id=${userId}&success=false&created_from=${since}&sort=-created_at`,
