@@ -24,8 +24,8 @@ export interface ListingCriteria {
   direction: SortDirection;
   /**
    * The index the walk and the count read through (`listing-index-paths.ts`), named to the
-   * database so that its plan cannot drift to a sort; undefined: the primary key, or a short
-   * count the optimizer plans alone (rows appended since a total).
+   * database so that its plan cannot drift to a sort; undefined: the optimizer's choice (the
+   * primary key's path); `PRIMARY_KEY`: the primary key, for the rows appended since a total.
    */
   index?: string;
   /** The sort column is unique (its index says so): ordered by it alone, ties cannot happen. */

@@ -39,7 +39,10 @@ export interface BoundColumns {
 export const boundColumn = ({ operator, column, columns }: FilterDeclaration): string =>
   operator === 'prefix' && columns && columns.length > 1 ? `(${columns.join(' or ')})` : column;
 
-const PRIMARY_KEY: IndexPath = { equals: [], sort: 'id' };
+/** Names the primary key as a criteria's index (MySQL calls it so). */
+export const PRIMARY_KEY = 'PRIMARY';
+
+const PRIMARY_KEY_PATH: IndexPath = { equals: [], sort: 'id' };
 
 /**
  * The index path that serves `bound` sorted by `sortColumn`, or undefined: the one binding the
@@ -53,7 +56,7 @@ export function findIndexPath(
   sortColumn: string,
 ): IndexPath | undefined {
   let best: IndexPath | undefined;
-  for (const path of [PRIMARY_KEY, ...paths]) {
+  for (const path of [PRIMARY_KEY_PATH, ...paths]) {
     if (!path.unique && path.sort !== sortColumn) continue;
     if (!path.equals.every((column) => bound.equals.has(column))) continue;
     // Filters the path's order does not serve, checked on each of its rows. An equality on the

@@ -14,6 +14,7 @@ import {
   ListingCriteria,
 } from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
+import { PRIMARY_KEY } from './listing-index-paths';
 import type {
   ListingRepository,
   ListingTotal,
@@ -376,7 +377,7 @@ function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal 
 /** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
 const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
   ...criteria,
-  index: undefined, // a short range of ids: the optimizer's choice
+  index: PRIMARY_KEY, // a short range at the end of the ids, whatever else the filters allow
   conditions: [
     ...criteria.conditions,
     { sql: 't.id > :counted_max_id', params: { counted_max_id: maxId }, idRange: true },

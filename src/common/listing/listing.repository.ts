@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
+import { PRIMARY_KEY } from './listing-index-paths';
 import { Statement, StatementRunner } from './statement-runner';
 
 /**
@@ -175,7 +176,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         if (nearEnd) {
           const appended = await this.countIn(runner, statementLimit, {
             ...criteria,
-            index: undefined, // a short range of ids: the optimizer's choice
+            index: PRIMARY_KEY, // a short range at the end of the ids
             conditions: [
               ...criteria.conditions,
               { sql: 't.id > :counted_max_id', params: { counted_max_id: known.maxId } },
@@ -420,10 +421,17 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return { where: ` WHERE ${parts.join(' AND ')}`, params };
   }
 
-  /** The listing's own table as `t`, read through `index` when one is named. */
+  /**
+   * The listing's own table as `t`, read through `index` when one is named. `PRIMARY_KEY`: along
+   * the primary key (SQLite: no index but the rowid), for a range of ids that another index's
+   * range must not outbid (`created_at < …` over 33M entries did at 50M rows).
+   */
   private from(index: string | undefined): string {
     const table = `\`${this.definition.table}\` t`;
     if (!index) return table;
+    if (index === PRIMARY_KEY) {
+      return this.isMysql() ? `${table} FORCE INDEX (PRIMARY)` : `${table} NOT INDEXED`;
+    }
     return this.isMysql()
       ? `${table} FORCE INDEX (\`${index}\`)`
       : `${table} INDEXED BY \`${index}\``;
