@@ -41,6 +41,33 @@ describe('totals advanced by appended rows, recounted in full periodically', () 
     expect(await total('/v1/login_activities?success=true')).toBe(13);
   });
 
+  it("advances from the table's highest id when counted, not the filter's last match", async () => {
+    kit = await startTestApp({
+      env: { COUNT_CACHE_TTL_MS: '300', COUNT_CACHE_FULL_RECOUNT_MS: '3600000' },
+    });
+    token = await kit.token();
+    user = await kit.data.user();
+    // The address's only attempt is old: the rows above it are most of the table.
+    await kit.data.loginActivity({ user, ip_address: '203.0.113.9' });
+    const later = await kit.data.many(20, () => kit.data.loginActivity({ user }));
+    const highest = Math.max(...later.map((row) => row.id));
+    expect(await total('/v1/login_activities?ip_address=203.0.113.9')).toBe(1);
+    await kit.data.loginActivity({ user, ip_address: '203.0.113.9' });
+    await sleep(350);
+    const escape = jest.spyOn(kit.dataSource.driver, 'escapeQueryWithParameters');
+    try {
+      expect(await total('/v1/login_activities?ip_address=203.0.113.9')).toBe(2);
+      const [advance] = escape.mock.results
+        .map((result) => result.value as [string, unknown[]])
+        .filter(([sql]) => /^SELECT COUNT\(\*\)/.test(sql) && /t\.id > /.test(sql));
+      // The bound: inlined on SQLite, the last parameter on MySQL.
+      const bound = /t\.id > (\d+)/.exec(advance[0])?.[1] ?? advance[1].at(-1);
+      expect(Number(bound)).toBe(highest);
+    } finally {
+      escape.mockRestore();
+    }
+  });
+
   it('recounts in full in the background once COUNT_CACHE_FULL_RECOUNT_MS has passed', async () => {
     kit = await startTestApp({
       env: { COUNT_CACHE_TTL_MS: '3000', COUNT_CACHE_FULL_RECOUNT_MS: '0' },
