@@ -332,9 +332,15 @@ export class ListingPager {
         };
     const byBucket = (criteria: ListingCriteria, options: PageOptions) =>
       repository.countByBucket(criteria, { column: 'id', size: KEYSET_BUCKET }, options);
+    const key = `${criteriaKey(repository.definition.resource, base)}|buckets`;
+    // Until the histogram has been counted once, in the background (9 s for 50M rows, past the
+    // statement limit), the rows beyond the bound are counted as they are.
+    if (!this.counts.warm(key, this.advancing(walk, true, base, byBucket))) {
+      return repository.count(walk.criteria, this.options);
+    }
     const [histogram, within] = await Promise.all([
       this.counts.get(
-        `${criteriaKey(repository.definition.resource, base)}|buckets`,
+        key,
         this.advancing(walk, false, base, byBucket),
         this.advancing(walk, true, base, byBucket),
       ),
