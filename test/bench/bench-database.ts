@@ -128,16 +128,22 @@ export async function openBenchDataSource(url: string): Promise<DataSource> {
   return dataSource;
 }
 
-interface IndexDefinition {
+export interface IndexDefinition {
   name: string;
   unique: boolean;
   columns: string[];
+  /** Each column as an index definition writes it: quoted, with its prefix length and order. */
+  parts: string[];
 }
 
 /** The secondary indexes of `table` as the migrations created them. */
-async function secondaryIndexes(connection: Connection, table: string): Promise<IndexDefinition[]> {
+export async function secondaryIndexes(
+  connection: Connection,
+  table: string,
+): Promise<IndexDefinition[]> {
   const [rows] = await connection.query<RowDataPacket[]>(
-    `SELECT INDEX_NAME AS name, NON_UNIQUE AS non_unique, COLUMN_NAME AS column_name
+    `SELECT INDEX_NAME AS name, NON_UNIQUE AS non_unique, COLUMN_NAME AS column_name,
+            SUB_PART AS sub_part, COLLATION AS collation
        FROM information_schema.STATISTICS
       WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
       ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
@@ -145,21 +151,28 @@ async function secondaryIndexes(connection: Connection, table: string): Promise<
   );
   const byName = new Map<string, IndexDefinition>();
   for (const row of rows) {
-    const index: IndexDefinition = byName.get(row.name) ?? {
-      name: String(row.name),
+    const name = String(row.name);
+    const index = byName.get(name) ?? {
+      name,
       unique: Number(row.non_unique) === 0,
       columns: [],
+      parts: [],
     };
     index.columns.push(String(row.column_name));
-    byName.set(row.name, index);
+    index.parts.push(
+      `\`${String(row.column_name)}\`${row.sub_part === null ? '' : `(${Number(row.sub_part)})`}` +
+        (row.collation === 'D' ? ' DESC' : ''),
+    );
+    byName.set(name, index);
   }
   return [...byName.values()];
 }
 
-const ACTIVITIES_PER_LOAD = 500_000;
+/** The ALTER TABLE clause that adds `index` back as it was. */
+export const addIndexClause = (index: IndexDefinition) =>
+  `ADD ${index.unique ? 'UNIQUE ' : ''}INDEX \`${index.name}\` (${index.parts.join(', ')})`;
 
-const addIndexClause = (index: IndexDefinition) =>
-  `ADD ${index.unique ? 'UNIQUE ' : ''}INDEX \`${index.name}\` (${index.columns.map((c) => `\`${c}\``).join(', ')})`;
+const ACTIVITIES_PER_LOAD = 500_000;
 
 /**
  * Drops the secondary indexes of `table` that no foreign key needs (for each foreign-key column

@@ -17,15 +17,9 @@
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { ACTIVITY_COLUMNS, activityRow } from '../../src/database/seed/demo-data';
 import { SeededRandom } from '../../src/database/seed/random';
+import { addIndexClause, type IndexDefinition, secondaryIndexes } from './bench-database';
 
 const TABLE = 'login_activities';
-
-interface IndexDefinition {
-  name: string;
-  unique: boolean;
-  /** `column` or `column(prefix length)`, in the index's order. */
-  parts: string[];
-}
 
 export interface IndexState {
   secondaryIndexes: number;
@@ -66,28 +60,6 @@ export interface InsertCostResult {
 
 const log = (message: string) => console.log(`[bench] I: ${message}`);
 
-async function secondaryIndexes(connection: Connection): Promise<IndexDefinition[]> {
-  const [rows] = await connection.query<RowDataPacket[]>(
-    `SELECT INDEX_NAME AS name, NON_UNIQUE AS non_unique, COLUMN_NAME AS column_name,
-            SUB_PART AS sub_part, COLLATION AS collation
-       FROM information_schema.STATISTICS
-      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
-      ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
-    [TABLE],
-  );
-  const byName = new Map<string, IndexDefinition>();
-  for (const row of rows) {
-    const name = String(row.name);
-    const index = byName.get(name) ?? { name, unique: Number(row.non_unique) === 0, parts: [] };
-    index.parts.push(
-      `\`${String(row.column_name)}\`${row.sub_part === null ? '' : `(${Number(row.sub_part)})`}` +
-        (row.collation === 'D' ? ' DESC' : ''),
-    );
-    byName.set(name, index);
-  }
-  return [...byName.values()];
-}
-
 async function indexState(connection: Connection): Promise<IndexState> {
   const [[row]] = await connection.query<RowDataPacket[]>(
     `SELECT INDEX_LENGTH AS index_length FROM information_schema.TABLES
@@ -95,7 +67,7 @@ async function indexState(connection: Connection): Promise<IndexState> {
     [TABLE],
   );
   return {
-    secondaryIndexes: (await secondaryIndexes(connection)).length,
+    secondaryIndexes: (await secondaryIndexes(connection, TABLE)).length,
     indexLengthBytes: Number(row.index_length),
   };
 }
@@ -189,15 +161,11 @@ async function measure(
 
 /** Adds back those of `named` the table lacks, in one ALTER; returns the seconds it took. */
 async function addBack(connection: Connection, named: IndexDefinition[]): Promise<number> {
-  const present = new Set((await secondaryIndexes(connection)).map((i) => i.name));
+  const present = new Set((await secondaryIndexes(connection, TABLE)).map((i) => i.name));
   const missing = named.filter((i) => !present.has(i.name));
   if (!missing.length) return 0;
   const started = performance.now();
-  await connection.query(
-    `ALTER TABLE ${TABLE} ${missing
-      .map((i) => `ADD ${i.unique ? 'UNIQUE ' : ''}INDEX \`${i.name}\` (${i.parts.join(', ')})`)
-      .join(', ')}`,
-  );
+  await connection.query(`ALTER TABLE ${TABLE} ${missing.map(addIndexClause).join(', ')}`);
   const seconds = (performance.now() - started) / 1000;
   log(`${missing.map((i) => i.name).join(', ')} added back in ${seconds.toFixed(1)} s`);
   return seconds;
@@ -213,7 +181,7 @@ export async function benchInsertCost(
 ): Promise<InsertCostResult> {
   const connection = await createConnection({ uri: databaseUrl });
   try {
-    const all = await secondaryIndexes(connection);
+    const all = await secondaryIndexes(connection, TABLE);
     const named = withoutIndexes.map((name) => {
       const index = all.find((i) => i.name === name);
       if (!index) {
