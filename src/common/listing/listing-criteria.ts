@@ -1,7 +1,7 @@
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
 import type { Principal } from '../auth/principal';
 import { ListingDefinition, SortDirection } from './listing-definition';
-import { boundColumn, requireIndexPath } from './listing-index-paths';
+import { bind, requireIndexPath } from './listing-index-paths';
 import type { ListingQuery } from './listing-query.dto';
 
 export interface Condition {
@@ -51,22 +51,22 @@ export function buildCriteria(
   checkKeysetBounds(query);
 
   const conditions: Condition[] = [];
-  const equals = new Set<string>();
-  const ranges = new Set<string>();
+  const bound = { equals: new Set<string>(), ranges: new Set<string>() };
   const filterParameters: string[] = [];
   if (principal.organizationId !== null) {
     conditions.push({
       sql: `t.${definition.organizationColumn} = :scope_organization_id`,
       params: { scope_organization_id: principal.organizationId },
     });
-    equals.add(definition.organizationColumn);
+    bound.equals.add(definition.organizationColumn);
   }
   const values = query as unknown as Record<string, unknown>;
-  for (const [parameter, { operator, column, columns }] of Object.entries(definition.filters)) {
+  for (const [parameter, filter] of Object.entries(definition.filters)) {
     const value = values[parameter];
     if (value === undefined) continue;
     filterParameters.push(parameter);
-    (operator === 'equals' ? equals : ranges).add(boundColumn({ operator, column, columns }));
+    bind(bound, filter);
+    const { operator, column, columns } = filter;
     const name = `filter_${parameter}`;
     switch (operator) {
       case 'equals':
@@ -94,7 +94,7 @@ export function buildCriteria(
       params: { after_id: query.after_id },
       idRange: true,
     });
-    ranges.add('id');
+    bound.ranges.add('id');
   }
   if (query.before_id !== undefined) {
     conditions.push({
@@ -102,9 +102,9 @@ export function buildCriteria(
       params: { before_id: query.before_id },
       idRange: true,
     });
-    ranges.add('id');
+    bound.ranges.add('id');
   }
-  const path = requireIndexPath(definition, { equals, ranges }, query.sort, filterParameters);
+  const path = requireIndexPath(definition, bound, query.sort, filterParameters);
   return { conditions, sortColumn, direction, index: path.index, uniqueSort: path.uniqueSort };
 }
 

@@ -35,9 +35,17 @@ export interface BoundColumns {
   ranges: ReadonlySet<string>;
 }
 
-/** The column a filter bounds; a prefix of several columns bounds none an index keeps in order. */
-export const boundColumn = ({ operator, column, columns }: FilterDeclaration): string =>
-  operator === 'prefix' && columns && columns.length > 1 ? `(${columns.join(' or ')})` : column;
+/**
+ * Adds what `filter` binds to `bound`: its column, compared for equality or bounded by a range (a
+ * prefix of several columns bounds none that an index keeps in order).
+ */
+export function bind(
+  bound: { equals: Set<string>; ranges: Set<string> },
+  { operator, column, columns }: FilterDeclaration,
+): void {
+  if (operator === 'equals') bound.equals.add(column);
+  else bound.ranges.add(columns && columns.length > 1 ? `(${columns.join(' or ')})` : column);
+}
 
 /** Names the primary key as a criteria's index (MySQL calls it so). */
 export const PRIMARY_KEY = 'PRIMARY';
@@ -46,9 +54,9 @@ const PRIMARY_KEY_PATH: IndexPath = { equals: [], sort: 'id' };
 
 /**
  * The index path that serves `bound` sorted by `sortColumn`, or undefined: the one binding the
- * most equality columns (the first declared on a tie) among those that leave nothing to check row
- * by row, or whose rows are bounded. A range on the sort column is a range of the walk; any other filter is checked row by
- * row, which only a bounded path allows.
+ * most equality columns (the first declared on a tie). A range on the sort column is a range of
+ * the walk; any other filter is checked on each row the path walks, which only a bounded path,
+ * or one whose index covers that column, allows.
  */
 export function findIndexPath(
   paths: readonly IndexPath[],
@@ -128,14 +136,13 @@ export function describeSorts(
     (sort) => !sort.startsWith('-'),
   );
   const sortsOf = (parameter: string | undefined, scoped: boolean): string => {
-    const equals = new Set<string>(scoped ? [definition.organizationColumn] : []);
-    const ranges = new Set<string>();
-    if (parameter) {
-      const filter = definition.filters[parameter];
-      (filter.operator === 'equals' ? equals : ranges).add(boundColumn(filter));
-    }
-    const sorts = supportedSorts(definition, { equals, ranges }).filter((s) => !s.startsWith('-'));
-    if (!sorts.length) return 'only within one organization';
+    const bound = {
+      equals: new Set<string>(scoped ? [definition.organizationColumn] : []),
+      ranges: new Set<string>(),
+    };
+    if (parameter) bind(bound, definition.filters[parameter]);
+    const sorts = supportedSorts(definition, bound).filter((s) => !s.startsWith('-'));
+    if (!sorts.length) return 'only with a filter of few rows';
     return sorts.length === all.length ? 'any' : sorts.map((sort) => `\`${sort}\``).join(', ');
   };
   const groups = new Map<string, string[]>();

@@ -358,7 +358,7 @@ export interface operations {
                 page?: number;
                 /** @description Items per page. */
                 limit?: number;
-                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. Each filter goes with the sorts an index keeps it in (each also descending): `organization_id`, `email`: any; `role_id`: `id`; `q`: only within one organization; `created_from`, `created_to`: `created_at`; `updated_from`, `updated_to`: `updated_at`. With several filters, one of them must bring that order (or narrow the rows: see the README); under an organization-scoped token every filter goes with any sort. Other combinations answer 400 naming the sorts that work. */
+                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. Each filter goes with the sorts an index keeps it in (each also descending): `organization_id`, `email`: any; `role_id`: `id`; `q`: only with a filter of few rows; `created_from`, `created_to`: `created_at`; `updated_from`, `updated_to`: `updated_at`. With several filters, one of them must bring that order (or narrow the rows: see the README); under an organization-scoped token every filter goes with any sort. Other combinations answer 400 naming the sorts that work. */
                 sort?: "id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "email" | "-email";
                 /** @description Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default). */
                 after_id?: number;
