@@ -129,6 +129,13 @@ async function main(): Promise<void> {
     insertCost: values['insert-cost'] ? withoutIndexes : undefined,
   };
 
+  if (Number(process.versions.node.split('.')[0]) < 24) {
+    // Every server runs on this process's Node; the image's is 24 (docker/Dockerfile).
+    console.log(
+      `[bench] node ${process.version}: the Docker image runs Node 24; for its figures run ` +
+        '`PATH="$(.ci/node24):$PATH" npm run bench -- …`',
+    );
+  }
   buildIfStale();
   loadListingScopes();
   const results = new Map<string, SizeResult & { load: string }>();

@@ -135,7 +135,7 @@ describe('docker/Dockerfile', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
       .scripts;
     const argv = scripts['start:prod'].split(/\s+/);
-    expect(argv).toEqual(['node', '--v8-pool-size=1', 'dist/main.js']);
+    expect(argv).toEqual(['node', '--v8-pool-size=1', '--max-semi-space-size=16', 'dist/main.js']);
     expect(runtime.at(-1)).toBe(`CMD [${argv.map((arg) => `"${arg}"`).join(', ')}]`);
   });
 });
