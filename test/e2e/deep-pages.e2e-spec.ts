@@ -98,4 +98,55 @@ describe('deep pages positioned by the histogram (DEEP_PAGE_ROWS)', () => {
       statements.stop();
     }
   });
+
+  describe('time windows, cut from the hourly histogram of the same filters', () => {
+    // Rows sit 0-10 s into their hour: an edge 5 s in cuts an hour's rows in two.
+    const at = (hours: number, seconds = 5) =>
+      encodeURIComponent(
+        new Date(Date.UTC(2026, 5, 1) + hours * 3_600_000 + seconds * 1000).toISOString(),
+      );
+
+    it.each([
+      [`created_from=${at(3)}&created_to=${at(26)}&sort=created_at`, null],
+      [`created_from=${at(2)}&sort=-created_at`, null],
+      [`created_to=${at(27)}&sort=created_at`, 'scoped'],
+      [`success=true&created_from=${at(1, 3)}&created_to=${at(29, 0)}&sort=-created_at`, null],
+    ])('%s (%s): totals and every page as the keyset walk has them', async (query, scoped) => {
+      const token = await kit.token({ organizationId: scoped ? scope : null });
+      const all = await exported(token, query);
+      expect(all.length).toBeGreaterThan(4 * LIMIT);
+      const pages = Math.ceil(all.length / LIMIT);
+      const page = (n: number) =>
+        kit.as(token).get(`/v1/login_activities?${query}&limit=${LIMIT}&page=${n}`).expect(200);
+      for (let n = 1; n <= pages; n++) await page(n);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (let n = 1; n <= pages; n++) {
+        const reply = await page(n);
+        const ids = (reply.body.data as { id: number }[]).map((item) => item.id);
+        expect({ n, ids, total: reply.headers['x-total-count'] }).toEqual({
+          n,
+          ids: all.slice((n - 1) * LIMIT, n * LIMIT),
+          total: String(all.length),
+        });
+      }
+    });
+
+    it("counts a new window's total as its two partial hours, not the whole window", async () => {
+      const token = await kit.token();
+      // The base (no window) has its hourly histogram once any window of it has been asked for.
+      await kit.as(token).get(`/v1/login_activities?created_from=${at(1.5)}&sort=created_at`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const query = `created_from=${at(4)}&created_to=${at(20, 7)}&sort=created_at`;
+      const all = await exported(token, query);
+      const statements = watchStatements(kit.dataSource);
+      try {
+        const reply = await kit.as(token).get(`/v1/login_activities?${query}`).expect(200);
+        expect(reply.headers['x-total-count']).toBe(String(all.length));
+        const counts = statements.statements().filter((sql) => /^SELECT COUNT\(\*\)/.test(sql));
+        expect(counts).toHaveLength(2);
+      } finally {
+        statements.stop();
+      }
+    });
+  });
 });

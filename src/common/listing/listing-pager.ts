@@ -143,6 +143,7 @@ export class ListingPager {
       limit: query.limit ?? this.defaultLimit,
       afterId: query.after_id,
       tail: criteria.sortColumn === 'id' && criteria.direction === 'ASC',
+      window: once(() => timeWindowOf(repository, query, principal)),
     };
   }
 
@@ -195,18 +196,13 @@ export class ListingPager {
           ? { column, size: TIME_BUCKET_SECONDS }
           : undefined;
     if (!bucket) return undefined;
-    // Ids share the keyset walks' histogram.
-    const key = column === 'id' ? `${walk.key}|buckets` : `${walk.key}|buckets:${column}`;
-    const byBucket = (what: ListingCriteria, options: PageOptions) =>
-      repository.countByBucket(what, bucket, options);
-    if (!this.counts.warm(key, this.advancing(walk, true, criteria, byBucket))) return undefined;
-    const histogram = await this.counts.get(
-      key,
-      this.advancing(walk, false, criteria, byBucket),
-      this.advancing(walk, true, criteria, byBucket),
-    );
-    const buckets = histogram.buckets ?? [];
-    if (buckets.some(([index]) => index < 0)) return undefined;
+    const window = walk.window();
+    const histogram =
+      window?.column === column
+        ? await this.windowHistogram(walk, window)
+        : await this.histogram(walk, criteria, bucket);
+    const buckets = histogram?.buckets ?? [];
+    if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
     let before = 0;
     for (const [index, rows] of criteria.direction === 'ASC' ? buckets : [...buckets].reverse()) {
       if (before + rows > offset) {
@@ -236,7 +232,104 @@ export class ListingPager {
   ): Promise<ListingTotal> {
     const keyset = splitKeyset(walk.criteria);
     if (keyset) return this.counts.get(walk.key, () => this.countKeyset(walk, keyset));
+    const window = walk.window();
+    if (window) {
+      // Worked out afresh from the base's histogram at each expiry; counted until it exists.
+      const fromHistogram =
+        (fallback: TotalCounter): TotalCounter =>
+        async (previous) => {
+          const histogram = await this.windowHistogram(walk, window);
+          if (!histogram) return fallback(previous);
+          return { total: histogram.total, maxId: histogram.maxId, countedAt: Date.now() };
+        };
+      return this.counts.get(
+        walk.key,
+        fromHistogram(onMiss),
+        fromHistogram(this.advancing(walk, true)),
+      );
+    }
     return this.counts.get(walk.key, onMiss, this.advancing(walk, true));
+  }
+
+  /**
+   * The criteria's histogram of rows per bucket of `bucket.column`, cached and advanced like a
+   * total; undefined until it has been counted once, in the background. Ids share the keyset
+   * walks' histogram.
+   */
+  private async histogram<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    criteria: ListingCriteria,
+    bucket: SortBucket,
+  ): Promise<ListingTotal | undefined> {
+    const key = bucketsKey(walk.key, bucket.column);
+    const byBucket = (what: ListingCriteria, options: PageOptions) =>
+      walk.repository.countByBucket(what, bucket, options);
+    if (!this.counts.warm(key, this.advancing(walk, true, criteria, byBucket))) return undefined;
+    return this.counts.get(
+      key,
+      this.advancing(walk, false, criteria, byBucket),
+      this.advancing(walk, true, criteria, byBucket),
+    );
+  }
+
+  /**
+   * A time window's histogram (`created_from`/`created_to`), cut from the hourly histogram of the
+   * same filters without the window, which every window shares: the whole hours inside the window
+   * are summed, and the rows of the two partial hours at its edges are counted (an hour's rows at
+   * most, along the time index). Undefined until the base's histogram exists, for windows within
+   * one hour, and for times before 1970.
+   */
+  private async windowHistogram<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    window: TimeWindow,
+  ): Promise<ListingTotal | undefined> {
+    const { column, base, from, to } = window;
+    const size = TIME_BUCKET_SECONDS;
+    const baseWalk = { ...walk, criteria: base, key: window.baseKey };
+    const firstWhole = from ? Math.ceil(from.getTime() / 1000 / size) : -Infinity;
+    const endWhole = to ? Math.floor(to.getTime() / 1000 / size) : Infinity;
+    if (firstWhole >= endWhole || [from, to].some((time) => time && time.getTime() < 0)) {
+      return undefined;
+    }
+    const histogram = await this.histogram(baseWalk, base, { column, size });
+    if (!histogram || (histogram.buckets ?? []).some(([index]) => index < 0)) return undefined;
+    // Cached like a total; worked out afresh from the base's (advanced) histogram at expiry.
+    return this.counts.get(bucketsKey(walk.key, column), () =>
+      this.cutWindow(walk, window, histogram, firstWhole, endWhole),
+    );
+  }
+
+  private async cutWindow<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    { column, base, from, to }: TimeWindow,
+    histogram: ListingTotal,
+    firstWhole: number,
+    endWhole: number,
+  ): Promise<ListingTotal> {
+    const size = TIME_BUCKET_SECONDS;
+    const edge = async (bucket: number, since: Date, until: Date): Promise<[number, number]> => {
+      const range: Condition[] = [
+        { sql: `t.${column} >= :window_since`, params: { window_since: since } },
+        { sql: `t.${column} < :window_until`, params: { window_until: until } },
+      ];
+      const counted = await walk.repository.count(
+        { ...base, conditions: [...base.conditions, ...range] },
+        this.options,
+      );
+      return [bucket, counted.total];
+    };
+    const at = (bucket: number) => new Date(bucket * size * 1000);
+    // An edge on the hour has no partial hour to count.
+    const edges = await Promise.all([
+      ...(from && from < at(firstWhole) ? [edge(firstWhole - 1, from, at(firstWhole))] : []),
+      ...(to && at(endWhole) < to ? [edge(endWhole, at(endWhole), to)] : []),
+    ]);
+    const whole = (histogram.buckets ?? []).filter(
+      ([index]) => index >= firstWhole && index < endWhole,
+    );
+    const buckets = [...whole, ...edges.filter(([, rows]) => rows > 0)].sort(([a], [b]) => a - b);
+    const total = buckets.reduce((sum, [, rows]) => sum + rows, 0);
+    return { total, maxId: histogram.maxId, buckets };
   }
 
   /**
@@ -332,7 +425,7 @@ export class ListingPager {
         };
     const byBucket = (criteria: ListingCriteria, options: PageOptions) =>
       repository.countByBucket(criteria, { column: 'id', size: KEYSET_BUCKET }, options);
-    const key = `${criteriaKey(repository.definition.resource, base)}|buckets`;
+    const key = bucketsKey(criteriaKey(repository.definition.resource, base), 'id');
     // Until the histogram has been counted once, in the background (9 s for 50M rows, past the
     // statement limit), the rows beyond the bound are counted as they are.
     if (!this.counts.warm(key, this.advancing(walk, true, base, byBucket))) {
@@ -401,6 +494,68 @@ interface Walk<TItem extends { id: number }> {
   afterId?: number;
   /** An ascending walk in id order: tail polling and the holdback apply. */
   tail: boolean;
+  /** Its time window, when its totals can be cut from a shared histogram (worked out once). */
+  window: () => TimeWindow | undefined;
+}
+
+/** A walk's time window on one timestamp column, and the same filters without it. */
+interface TimeWindow {
+  column: string;
+  from?: Date;
+  to?: Date;
+  /** The walk's filters and scope without the window, in the column's order. */
+  base: ListingCriteria;
+  baseKey: string;
+}
+
+/**
+ * The query's window, when every range filter it has is on one timestamp column and the rest of
+ * its filters can be read in that column's order; undefined otherwise (and for keyset walks).
+ */
+function timeWindowOf<TItem extends { id: number }>(
+  repository: ListingRepository<TItem>,
+  query: ListingQuery,
+  principal: Principal,
+): TimeWindow | undefined {
+  if (query.after_id !== undefined || query.before_id !== undefined) return undefined;
+  const values = query as unknown as Record<string, unknown>;
+  const rest: Record<string, unknown> = { ...values };
+  let window: Pick<TimeWindow, 'column' | 'from' | 'to'> | undefined;
+  for (const [parameter, { operator, column }] of Object.entries(repository.definition.filters)) {
+    const value = values[parameter];
+    if (value === undefined || (operator !== 'from' && operator !== 'to')) continue;
+    if (!(value instanceof Date) || !repository.isTimestamp(column)) return undefined;
+    if (window && window.column !== column) return undefined;
+    window ??= { column };
+    window[operator] = value;
+    delete rest[parameter];
+  }
+  if (!window) return undefined;
+  let base: ListingCriteria;
+  try {
+    base = buildCriteria(
+      repository.definition,
+      { ...rest, sort: window.column } as ListingQuery,
+      principal,
+    );
+  } catch (error) {
+    if (error instanceof ProblemException) return undefined; // no index reads them in that order
+    throw error;
+  }
+  return { ...window, base, baseKey: criteriaKey(repository.definition.resource, base) };
+}
+
+/** The cache key of a criteria's histogram by `column` (ids: the keyset walks' one). */
+const bucketsKey = (key: string, column: string) =>
+  column === 'id' ? `${key}|buckets` : `${key}|buckets:${column}`;
+
+function once<T>(compute: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) [value, done] = [compute(), true];
+    return value;
+  };
 }
 
 /** The criteria of the rows after `position` in `walk`'s order. */
