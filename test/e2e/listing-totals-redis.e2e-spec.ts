@@ -46,6 +46,39 @@ describe('listing totals shared through Redis', () => {
     watches.forEach((watch) => watch.stop());
   });
 
+  it('shares histograms with their buckets: a keyset total on another instance is exact', async () => {
+    // Ids spread over several 4096-id buckets.
+    for (let i = 0; i < 8; i++) {
+      await first.data.row('login_activities', {
+        id: 20_000 + i * 5_000,
+        user_email: `spread${i}@example.test`,
+        authentication_method: 'password',
+        ip_address: '198.51.100.1',
+        otp_required: false,
+        success: true,
+        created_at: new Date(Date.UTC(2026, 5, 1, i)),
+        organization_id: null,
+      });
+    }
+    const total = async (app: TestApp, afterId: number) =>
+      (
+        await app
+          .http()
+          .get(`/v1/login_activities?success=true&after_id=${afterId}`)
+          .set('Authorization', `Bearer ${token}`)
+          .expect(200)
+      ).headers['x-total-count'];
+    // The first instance counts the histogram (in the background) and publishes it.
+    expect(await total(first, 24_000)).toBe('7');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await total(first, 24_000)).toBe('7');
+    // The second takes it from Redis, then works totals of other bounds out from its buckets.
+    expect(await total(second, 30_000)).toBe('5');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await total(second, 40_000)).toBe('3');
+    expect(await total(second, 50_000)).toBe('1');
+  });
+
   it('still answers with true totals when Redis is unreachable', async () => {
     const response = await redisDown
       .http()

@@ -240,7 +240,12 @@ export class CountCache {
     const remainingMs = Number(replies[1][1]);
     if (value === null || remainingMs <= freshForMs) return undefined;
     const parsed = JSON.parse(value) as ListingTotal;
-    const total = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
+    // A histogram's buckets too: keyset and window totals are worked out from them.
+    const total: ListingTotal = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
+    if (parsed.countedAt !== undefined) total.countedAt = Number(parsed.countedAt);
+    if (Array.isArray(parsed.buckets)) {
+      total.buckets = parsed.buckets.map(([bucket, rows]) => [Number(bucket), Number(rows)]);
+    }
     this.remember(key, total, Math.min(remainingMs, this.ttlMs));
     return total;
   }
