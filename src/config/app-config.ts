@@ -36,6 +36,7 @@ export const configSchema = z.object({
   COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   COUNT_CACHE_RECOUNT_TIMEOUT_MS: integer(100, 600_000).default(20_000),
   COUNT_CACHE_FULL_RECOUNT_MS: integer(0, 86_400_000).default(600_000),
+  COUNT_CACHE_WARMUP: booleanFromEnv.default(true),
   TOKEN_CACHE_TTL_MS: integer(0, 60_000).default(5000),
   CURSOR_SECRET: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
   TAIL_HOLDBACK_MS: integer(0, 600_000).default(5000),
@@ -91,6 +92,11 @@ export interface AppConfig {
    * in between it is advanced by counting only the rows appended since (ids above its maximum).
    */
   countCacheFullRecountMs: number;
+  /**
+   * Count, once the database is up, the totals and histograms of every listing unfiltered and
+   * filtered by each value of its few-valued filters, one after another in the background.
+   */
+  countCacheWarmup: boolean;
   tokenCacheTtlMs: number;
   /** Signs `cursor` values; without it a key derived from the database's address is used. */
   cursorSecret: string;
@@ -200,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     countCacheTtlMs: raw.COUNT_CACHE_TTL_MS,
     countCacheRecountTimeoutMs: raw.COUNT_CACHE_RECOUNT_TIMEOUT_MS,
     countCacheFullRecountMs: raw.COUNT_CACHE_FULL_RECOUNT_MS,
+    countCacheWarmup: raw.COUNT_CACHE_WARMUP,
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
     cursorSecret: raw.CURSOR_SECRET ?? `listing-cursor:${raw.DATABASE_URL ?? raw.SQLITE_PATH}`,
     tailHoldbackMs: raw.TAIL_HOLDBACK_MS,

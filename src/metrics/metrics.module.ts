@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { DatabaseMetrics } from './database-metrics';
 import { HttpMetrics } from './http-metrics';
+import { ListingMetrics } from './listing-metrics';
 import { MetricsController } from './metrics.controller';
 import { MetricsRegistry } from './metrics.registry';
 
@@ -12,7 +13,7 @@ export class MetricsModule {
     if (!config.metrics.enabled) return { module: MetricsModule };
     return {
       module: MetricsModule,
-      providers: [MetricsRegistry, HttpMetrics, DatabaseMetrics],
+      providers: [MetricsRegistry, HttpMetrics, DatabaseMetrics, ListingMetrics],
       controllers: [MetricsController],
       exports: [HttpMetrics],
     };

@@ -109,6 +109,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     LOG_LEVEL: captured ? 'info' : 'silent',
     SEED_DEMO_DATA: 'false',
     DB_MIGRATIONS_RUN: 'true',
+    // Its counts at boot would mingle with what a test watches; listing-warmup's spec turns it on.
+    COUNT_CACHE_WARMUP: 'false',
     ...database.env,
     ...options.env,
   });

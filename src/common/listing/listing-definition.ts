@@ -23,6 +23,8 @@ export interface FilterDeclaration {
   column: string;
   /** `prefix` only: any of these columns starts with the value. */
   columns?: string[];
+  /** Every value the parameter accepts, when they are few (an enumeration, a boolean). */
+  values?: readonly unknown[];
 }
 
 export interface ListingDefinition {

@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import { paramValues } from '../validation/query-params';
 import { describeSorts } from './listing-index-paths';
 import { SORT_DESCRIPTION } from './listing-query.dto';
 import type { FilterDeclaration, FilterOperator, ListingDefinition } from './listing-definition';
@@ -25,9 +26,21 @@ export function Filter(operator: FilterOperator, column?: string | string[]): Pr
   };
 }
 
-/** The filters a query DTO class declares with `@Filter`, by parameter name. */
+/**
+ * The filters a query DTO class declares with `@Filter`, by parameter name, with the values of
+ * those that accept only a few (`EnumParam`, `BooleanParam`).
+ */
 export function filtersOf(dto: Type<unknown>): Record<string, FilterDeclaration> {
-  return { ...((Reflect.getMetadata(FILTERS, dto.prototype) ?? {}) as object) };
+  const declared = (Reflect.getMetadata(FILTERS, dto.prototype) ?? {}) as Record<
+    string,
+    FilterDeclaration
+  >;
+  return Object.fromEntries(
+    Object.entries(declared).map(([parameter, declaration]) => {
+      const values = paramValues(dto.prototype as object, parameter);
+      return [parameter, values ? { ...declaration, values } : declaration];
+    }),
+  );
 }
 
 /** A query DTO class made by `ListingQueryDto`: it knows its sortable columns. */

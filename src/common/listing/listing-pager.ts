@@ -126,6 +126,39 @@ export class ListingPager {
     return new ListingExport((await read()) ?? [], read);
   }
 
+  /**
+   * Counts, unless cached, the platform-wide total of `filters` and its histograms by id and by
+   * each timestamp it can be sorted by (those its indexes serve), one after another, under the
+   * background recount's limit: what the first visit of such a listing would otherwise wait for.
+   */
+  async warm<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    filters: Record<string, unknown>,
+  ): Promise<void> {
+    const columns = ['id', ...repository.definition.sortableColumns].filter(
+      (column) => column === 'id' || repository.isTimestamp(column),
+    );
+    let counted = false;
+    for (const column of columns) {
+      let walk: Walk<TItem>;
+      try {
+        walk = this.walkOf(repository, { ...filters, sort: column } as ListingQuery, PLATFORM);
+      } catch (error) {
+        if (error instanceof ProblemException) continue; // not served in this order
+        throw error;
+      }
+      if (!counted) await this.counts.get(walk.key, this.advancing(walk, true));
+      counted = true;
+      const bucket = { column, size: column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS };
+      const byBucket = (what: ListingCriteria, options: PageOptions) =>
+        repository.countByBucket(what, bucket, options);
+      await this.counts.get(
+        bucketsKey(walk.key, column),
+        this.advancing(walk, true, walk.criteria, byBucket),
+      );
+    }
+  }
+
   /** What a request walks: its criteria, their cache key and what its cursors are bound to. */
   private walkOf<TItem extends { id: number }>(
     repository: ListingRepository<TItem>,
@@ -446,6 +479,14 @@ export class ListingPager {
     return { total: beyond + within.total, maxId: histogram.maxId };
   }
 }
+
+/** Whom the warm-up counts for: every organization's rows, as a platform-wide token sees them. */
+const PLATFORM: Principal = {
+  tokenId: 0,
+  tokenName: 'count-cache warm-up',
+  scopes: new Set(),
+  organizationId: null,
+};
 
 /** Rows an export reads per statement. */
 const EXPORT_CHUNK_ROWS = 1000;

@@ -1,12 +1,15 @@
 import { Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { CountCache } from './count-cache';
 import { ListingCursors } from './listing-cursor';
 import { ListingPager } from './listing-pager';
+import { ListingWarmup } from './listing-warmup';
 
 /** The shared paging machinery, available to every listing module. */
 @Global()
 @Module({
-  providers: [CountCache, ListingCursors, ListingPager],
-  exports: [CountCache, ListingPager],
+  imports: [DiscoveryModule],
+  providers: [CountCache, ListingCursors, ListingPager, ListingWarmup],
+  exports: [CountCache, ListingPager, ListingWarmup],
 })
 export class ListingModule {}

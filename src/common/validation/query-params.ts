@@ -57,10 +57,23 @@ export function IntegerParam(options: IntegerParamOptions): PropertyDecorator {
 export const IdParam = (description?: string) =>
   IntegerParam({ min: 1, max: Number.MAX_SAFE_INTEGER, description });
 
+const PARAM_VALUES = Symbol('query-param:values');
+
+/** Every value a parameter accepts, when they are few (`EnumParam`, `BooleanParam`). */
+export function paramValues(target: object, property: string): readonly unknown[] | undefined {
+  return Reflect.getMetadata(PARAM_VALUES, target, property) as readonly unknown[] | undefined;
+}
+
+const acceptsOnly =
+  (values: readonly unknown[]): PropertyDecorator =>
+  (target, property) =>
+    Reflect.defineMetadata(PARAM_VALUES, values, target, property);
+
 export function EnumParam(values: readonly string[], description?: string): PropertyDecorator {
   const allowed = new Set(values);
   return applyDecorators(
     IsOptional(),
+    acceptsOnly(values),
     ApiPropertyOptional({ type: 'string', enum: [...values], description }),
     ValidateBy({
       name: 'enumParam',
@@ -75,6 +88,7 @@ export function EnumParam(values: readonly string[], description?: string): Prop
 export function BooleanParam(description?: string): PropertyDecorator {
   return applyDecorators(
     IsOptional(),
+    acceptsOnly([true, false]),
     ApiPropertyOptional({ type: 'boolean', description }),
     Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value)),
     ValidateBy({

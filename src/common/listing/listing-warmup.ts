@@ -1,0 +1,85 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { DatabaseAvailability } from '../../database/database-availability';
+import { ListingPager } from './listing-pager';
+import { ListingRepository } from './listing.repository';
+
+type AnyListingRepository = ListingRepository<{ id: number }>;
+
+/**
+ * Once the database is up, counts in the background the totals and histograms a first visit of
+ * each listing would wait for: unfiltered, and filtered by each value of its few-valued filters
+ * (`success`, `authentication_method`, …), one after another. At tens of millions of rows each
+ * is a scan of seconds; afterwards they are advanced like any cached total. Time windows are cut
+ * from these histograms; filters that pick a user, an address or an organization count little.
+ * COUNT_CACHE_WARMUP=false turns it off.
+ */
+@Injectable()
+export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(ListingWarmup.name);
+  private pending = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly pager: ListingPager,
+    private readonly availability: DatabaseAvailability,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.countCacheWarmup || this.config.countCacheTtlMs === 0) return;
+    const work = this.discovery
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is AnyListingRepository => instance instanceof ListingRepository)
+      .flatMap((repository) =>
+        warmupFilters(repository).map((filters) => ({ repository, filters })),
+      );
+    this.pending = work.length;
+    void this.availability.whenUp().then(async () => {
+      const started = Date.now();
+      for (const { repository, filters } of work) {
+        if (this.stopped) return;
+        try {
+          await this.pager.warm(repository, filters);
+        } catch (error) {
+          this.logger.warn(
+            `Warming ${repository.definition.resource} ${JSON.stringify(filters)} failed: ${(error as Error).message}`,
+          );
+        }
+        this.pending--;
+      }
+      this.logger.log(
+        `counted ${work.length} totals with their histograms in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
+    });
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+  }
+
+  /** How many totals (with their histograms) are still to be counted. */
+  remaining(): number {
+    return this.pending;
+  }
+}
+
+/** No filter, then each value of each filter that accepts only a few. */
+function warmupFilters(repository: AnyListingRepository): Record<string, unknown>[] {
+  const filters = Object.entries(repository.definition.filters);
+  return [
+    {},
+    ...filters.flatMap(([parameter, { values }]) =>
+      (values ?? []).map((value) => ({ [parameter]: value })),
+    ),
+  ];
+}
