@@ -265,23 +265,17 @@ export class ListingPager {
   ): Promise<ListingTotal> {
     const keyset = splitKeyset(walk.criteria);
     if (keyset) return this.counts.get(walk.key, () => this.countKeyset(walk, keyset));
-    const window = walk.window();
-    if (window) {
-      // Worked out afresh from the base's histogram at each expiry; counted until it exists.
-      const fromHistogram =
-        (fallback: TotalCounter): TotalCounter =>
-        async (previous) => {
-          const histogram = await this.windowHistogram(walk, window);
-          if (!histogram) return fallback(previous);
-          return { total: histogram.total, maxId: histogram.maxId, countedAt: Date.now() };
-        };
-      return this.counts.get(
-        walk.key,
-        fromHistogram(onMiss),
-        fromHistogram(this.advancing(walk, true)),
-      );
-    }
-    return this.counts.get(walk.key, onMiss, this.advancing(walk, true));
+    // A window's total is worked out afresh from its base's histogram at each expiry, and
+    // counted as any other until that histogram exists.
+    const fromWindow =
+      (fallback: TotalCounter): TotalCounter =>
+      async (previous) => {
+        const window = walk.window();
+        const histogram = window && (await this.windowHistogram(walk, window));
+        if (!histogram) return fallback(previous);
+        return { total: histogram.total, maxId: histogram.maxId, countedAt: Date.now() };
+      };
+    return this.counts.get(walk.key, fromWindow(onMiss), fromWindow(this.advancing(walk, true)));
   }
 
   /**
