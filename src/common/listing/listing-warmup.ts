@@ -51,6 +51,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
         try {
           await this.pager.warm(repository, filters);
         } catch (error) {
+          if (this.stopped) return; // the pool closed under it at shutdown
           this.logger.warn(
             `Warming ${repository.definition.resource} ${JSON.stringify(filters)} failed: ${(error as Error).message}`,
           );
