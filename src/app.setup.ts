@@ -10,7 +10,6 @@ import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
 import { collectGetRoutePaths } from './common/http/route-catalog';
-import { StablePrototypeExpressAdapter } from './common/http/stable-prototype-express-adapter';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
@@ -24,14 +23,6 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
  * route reads a body (`requestBodyLimitMiddleware` refuses any over 1 kB).
  */
 export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
-
-/**
- * The HTTP adapter the application is created with, by `main.ts` and the test kit alike: Nest's
- * Express adapter, with requests born with Express's prototypes (the one measured deviation, see
- * docs/decisions/stable-prototype-express-adapter.md).
- */
-export const createHttpAdapter = (): StablePrototypeExpressAdapter =>
-  new StablePrototypeExpressAdapter();
 
 /** Replies smaller than this are sent as they are: compressing them saves less than it costs. */
 export const COMPRESSION_THRESHOLD_BYTES = 1024;

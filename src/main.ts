@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { AppModule } from './app.module';
-import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup';
+import { APP_OPTIONS, configureApp } from './app.setup';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { BootLogger } from './logging/boot-logger';
 import { buildBootLoggerOptions, buildLoggerOptions } from './logging/logger-options';
@@ -34,7 +34,6 @@ async function bootstrap(): Promise<void> {
   bootLogger = new BootLogger(pino(buildLoggerOptions(config)));
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),
-    createHttpAdapter(),
     // Our logger until configureApp hands over to the app's, and failures thrown to us, not exit(1).
     { ...APP_OPTIONS, logger: bootLogger, abortOnError: false },
   );

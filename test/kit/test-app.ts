@@ -4,7 +4,7 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
-import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup';
+import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
 import { registeredScopes } from '../../src/common/auth/scope-registry';
@@ -126,7 +126,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       AppModule.forRoot(config, options.imports, { logDestination: captured?.destination }),
     ],
   }).compile();
-  const app = moduleRef.createNestApplication(createHttpAdapter(), APP_OPTIONS);
+  const app = moduleRef.createNestApplication(APP_OPTIONS);
   configureApp(app, config);
   await app.init();
 
