@@ -65,6 +65,36 @@ describe('deep pages positioned by the histogram (DEEP_PAGE_ROWS)', () => {
       .map((line) => (JSON.parse(line) as { id: number }).id);
   };
 
+  /**
+   * Asks every page twice: the first pass counts the histogram (in the background), the second
+   * is positioned by it and must hold the keyset walk's rows and total. Gives the SQL it ran.
+   */
+  const expectEveryPageAsTheWalk = async (query: string, scoped: string | null) => {
+    const token = await kit.token({ organizationId: scoped ? scope : null });
+    const all = await exported(token, query);
+    expect(all.length).toBeGreaterThan(4 * LIMIT);
+    const pages = Math.ceil(all.length / LIMIT);
+    const page = (n: number) =>
+      kit.as(token).get(`/v1/login_activities?${query}&limit=${LIMIT}&page=${n}`).expect(200);
+    for (let n = 1; n <= pages; n++) await page(n);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const statements = watchStatements(kit.dataSource);
+    try {
+      for (let n = 1; n <= pages; n++) {
+        const reply = await page(n);
+        const ids = (reply.body.data as { id: number }[]).map((item) => item.id);
+        expect({ n, ids, total: reply.headers['x-total-count'] }).toEqual({
+          n,
+          ids: all.slice((n - 1) * LIMIT, n * LIMIT),
+          total: String(all.length),
+        });
+      }
+      return statements.statements();
+    } finally {
+      statements.stop();
+    }
+  };
+
   it.each([
     ['sort=id', null],
     ['sort=-id', null],
@@ -74,29 +104,9 @@ describe('deep pages positioned by the histogram (DEEP_PAGE_ROWS)', () => {
     ['success=true&sort=id', 'scoped'],
     ['sort=created_at', 'scoped'],
   ])('%s (%s): every page as the keyset walk has it', async (query, scoped) => {
-    const token = await kit.token({ organizationId: scoped ? scope : null });
-    const all = await exported(token, query);
-    expect(all.length).toBeGreaterThan(4 * LIMIT);
-    const pages = Math.ceil(all.length / LIMIT);
-    const page = (n: number) =>
-      kit.as(token).get(`/v1/login_activities?${query}&limit=${LIMIT}&page=${n}`).expect(200);
-    // The first pass counts the histogram (in the background); the second is positioned by it.
-    for (let n = 1; n <= pages; n++) await page(n);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const statements = watchStatements(kit.dataSource);
-    try {
-      for (let n = 1; n <= pages; n++) {
-        const reply = await page(n);
-        const ids = (reply.body.data as { id: number }[]).map((item) => item.id);
-        expect({ n, ids }).toEqual({ n, ids: all.slice((n - 1) * LIMIT, n * LIMIT) });
-      }
-      // Deep pages were read from a bucket's edge, not walked to.
-      expect(statements.statements().some((sql) => /t\.(id|created_at) (>=|<) /.test(sql))).toBe(
-        true,
-      );
-    } finally {
-      statements.stop();
-    }
+    const statements = await expectEveryPageAsTheWalk(query, scoped);
+    // Deep pages were read from a bucket's edge, not walked to.
+    expect(statements.some((sql) => /t\.(id|created_at) (>=|<) /.test(sql))).toBe(true);
   });
 
   describe('time windows, cut from the hourly histogram of the same filters', () => {
@@ -112,23 +122,7 @@ describe('deep pages positioned by the histogram (DEEP_PAGE_ROWS)', () => {
       [`created_to=${at(27)}&sort=created_at`, 'scoped'],
       [`success=true&created_from=${at(1, 3)}&created_to=${at(29, 0)}&sort=-created_at`, null],
     ])('%s (%s): totals and every page as the keyset walk has them', async (query, scoped) => {
-      const token = await kit.token({ organizationId: scoped ? scope : null });
-      const all = await exported(token, query);
-      expect(all.length).toBeGreaterThan(4 * LIMIT);
-      const pages = Math.ceil(all.length / LIMIT);
-      const page = (n: number) =>
-        kit.as(token).get(`/v1/login_activities?${query}&limit=${LIMIT}&page=${n}`).expect(200);
-      for (let n = 1; n <= pages; n++) await page(n);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      for (let n = 1; n <= pages; n++) {
-        const reply = await page(n);
-        const ids = (reply.body.data as { id: number }[]).map((item) => item.id);
-        expect({ n, ids, total: reply.headers['x-total-count'] }).toEqual({
-          n,
-          ids: all.slice((n - 1) * LIMIT, n * LIMIT),
-          total: String(all.length),
-        });
-      }
+      await expectEveryPageAsTheWalk(query, scoped);
     });
 
     it("counts a new window's total as its two partial hours, not the whole window", async () => {
