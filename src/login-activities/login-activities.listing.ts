@@ -1,6 +1,6 @@
 import { defineScope } from '../common/auth/scope-registry';
 import { defineListing } from '../common/listing/listing-filter.decorator';
-import type { IndexPath } from '../common/listing/listing-index-paths';
+import type { IndexPath } from '../common/listing/listing-definition';
 import { ListLoginActivitiesQueryDto } from './dto/list-login-activities-query.dto';
 
 export const LOGIN_ACTIVITIES_READ = defineScope(

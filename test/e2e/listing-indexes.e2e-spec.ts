@@ -1,4 +1,4 @@
-import { sortKeys } from '../../src/common/listing/listing-definition';
+import { IndexPath, sortKeys } from '../../src/common/listing/listing-definition';
 import { ListingIndexes1763856000000 } from '../../src/database/migrations/1763856000000-listing-indexes';
 import { IndexPerFilterAndSort1764028800000 } from '../../src/database/migrations/1764028800000-index-per-filter-and-sort';
 import { seedDemoData } from '../../src/database/seed/demo-data';
@@ -7,15 +7,14 @@ import { UsersRepository } from '../../src/users/users.repository';
 import { startTestApp, TestApp } from '../kit';
 
 /**
- * Every documented filter × sort is read through an index in the sort's order at any depth, or
- * refused up front with a 400 naming the sorts that are. The test EXPLAINs the statements a
- * request really runs (the count and the page, caught on their way to the driver), near the start
- * and in the far half (read from the end), on a few thousand realistic rows with fresh statistics.
- * A plan fails on a full scan of the listed table, and on a sort or a temporary table over it:
- * MySQL/MariaDB `type=ALL`, `Using filesort`, `Using temporary`; SQLite a plain `SCAN` or
- * `USE TEMP B-TREE`. Only the walk of the listed table (`t`) counts: the deferred join's outer
- * ORDER BY sorts the page's own rows (at most `limit`), and a keyset histogram groups its ids
- * into buckets (one row per 4096 ids) with a temporary table by design.
+ * Every documented filter × sort, alone and in pairs, runs the plan the planner chose
+ * (`listing-planner.ts`), at any depth. The test EXPLAINs the statements a request really runs
+ * (the count and the page, caught on their way to the driver), near the start and in the far half,
+ * on a few thousand realistic rows with fresh statistics. Every statement reads the index it names
+ * (never a full scan of the listed table: MySQL/MariaDB `type=ALL`, SQLite a plain `SCAN`); a walk
+ * plan (the index in the sort's order) also never sorts (`Using filesort`, `USE TEMP B-TREE`),
+ * while a sort plan reads its index and sorts what it found. Only the listed table (`t`) counts:
+ * the deferred join's outer ORDER BY sorts the page's own rows, and a histogram groups by design.
  */
 describe('listing indexes (EXPLAIN of every filter and sort)', () => {
   let kit: TestApp;
@@ -23,8 +22,8 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
   const tokens = new Map<number | null, Promise<string>>();
 
   beforeAll(async () => {
-    // Every request counts afresh, so that each runs its count.
-    kit = await startTestApp({ env: { COUNT_CACHE_TTL_MS: '0' } });
+    // Totals are cached as in production: a pair's plan is priced from its filters' totals.
+    kit = await startTestApp({ env: { COUNT_CACHE_WARMUP: 'false', RATE_LIMIT_PER_MINUTE: '0' } });
     mysql = kit.dataSource.options.type === 'mysql';
     await seedDemoData(kit.dataSource, {
       users: 3000,
@@ -39,9 +38,27 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
 
   afterAll(() => kit.close());
 
-  /** What in a statement's plan reads the listed table without an index, or sorts it. */
-  async function planProblems(sql: string, params: unknown[]): Promise<string[]> {
+  /** The plan a statement names: its index, and whether that index keeps the ORDER BY's order. */
+  function namedPlan(sql: string, paths: readonly IndexPath[]): { index?: string; walk: boolean } {
+    const named = /FORCE INDEX \(`?(\w+)`?\)|INDEXED BY `(\w+)`/.exec(sql);
+    const index = named ? (named[1] ?? named[2]) : /NOT INDEXED/.test(sql) ? 'PRIMARY' : undefined;
+    const order = /ORDER BY t\.(\w+)/.exec(sql)?.[1];
+    const path = paths.find((p) => p.index === index);
+    const walk =
+      !order || (index ?? 'PRIMARY') === 'PRIMARY'
+        ? order === undefined || order === 'id'
+        : path?.unique === true || path?.sort === order;
+    return { index, walk };
+  }
+
+  /** What in a statement's plan differs from the plan it names. */
+  async function planProblems(
+    sql: string,
+    params: unknown[],
+    plan: { index?: string; walk: boolean },
+  ): Promise<string[]> {
     const histogram = /GROUP BY/.test(sql);
+    const sorts = plan.walk && !histogram;
     if (mysql) {
       const rows: Record<string, unknown>[] = await kit.dataSource.query(`EXPLAIN ${sql}`, params);
       return rows.flatMap((row) => {
@@ -51,7 +68,10 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
         if (['t', 'x'].includes(table) && String(row.type).toUpperCase() === 'ALL') {
           problems.push(`${table}: type=ALL`);
         }
-        if (table === 't' && !histogram) {
+        if (table === 't' && plan.index && String(row.key) !== plan.index) {
+          problems.push(`t: key ${String(row.key)}, not ${plan.index}`);
+        }
+        if (table === 't' && sorts) {
           for (const sort of ['Using filesort', 'Using temporary']) {
             if (extra.includes(sort)) problems.push(`${table}: ${sort} (key ${String(row.key)})`);
           }
@@ -64,18 +84,26 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       params,
     );
     // SQLite keeps a table in its primary key's order: `SCAN t` for an `ORDER BY id` page is the
-    // walk along the primary key (MySQL's `type = index` on PRIMARY), stopped by the LIMIT. The
-    // count of the same filters is checked on its own and has no such excuse.
-    const walksPrimaryKey = /ORDER BY t\.id (ASC|DESC) LIMIT/.test(sql);
+    // walk along the primary key (MySQL's `type = index` on PRIMARY), stopped by the LIMIT.
+    const walksPrimaryKey = /ORDER BY t\.id (ASC|DESC)( LIMIT|$)/.test(sql) && plan.walk;
     const deferredJoin = /\) p JOIN/.test(sql);
-    return rows
+    const problems = rows
       .filter(
         ({ detail, parent }) =>
           (/^SCAN (t|x|users|login_activities)$/.test(detail) &&
             !(walksPrimaryKey && detail === 'SCAN t')) ||
-          (/USE TEMP B-TREE/.test(detail) && !histogram && !(deferredJoin && parent === 0)),
+          (/USE TEMP B-TREE/.test(detail) && sorts && !(deferredJoin && parent === 0)),
       )
       .map(({ detail }) => detail);
+    const reads = rows.filter(({ detail }) => /^(SCAN|SEARCH) t\b/.test(detail));
+    if (
+      plan.index &&
+      plan.index !== 'PRIMARY' &&
+      !reads.some((r) => r.detail.includes(plan.index!))
+    ) {
+      problems.push(`t not read through ${plan.index}: ${reads.map((r) => r.detail).join('; ')}`);
+    }
+    return problems;
   }
 
   const tokenFor = (organizationId: number | null): Promise<string> => {
@@ -104,7 +132,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       const reply = await kit
         .as(await tokenFor(organizationId))
         .get(`${path}?${new URLSearchParams(params).toString()}`);
-      expect([200, 400]).toContain(reply.status);
+      expect(reply.status).toBe(200);
       const statements = escape.mock.results
         .filter((result) => result.type === 'return')
         .map((result) => result.value as [string, unknown[]])
@@ -123,23 +151,17 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
 
   /**
    * Requests `params` near the start (page 2) and in the far half (90% of the pages, read from
-   * the end): `refused` with the 400's message, or the plan problems of every statement run.
+   * the end): the plan problems of every statement run, and the kinds of plan they ran.
    */
   async function check(
     path: string,
     params: Record<string, string>,
     organizationId: number | null,
-  ): Promise<{ refused?: string; problems: string[] }> {
+    paths: readonly IndexPath[],
+  ): Promise<{ problems: string[]; kinds: Set<string> }> {
     const label = `?${new URLSearchParams(params).toString()} scope=${organizationId ?? '-'}`;
     const near = await request(path, { ...params, page: '2', limit: '5' }, organizationId);
-    if (near.status === 400) {
-      const [error] = near.body.errors ?? [];
-      expect({ label, error }).toEqual({
-        label,
-        error: { parameter: expect.any(String), message: expect.stringMatching(/not served/) },
-      });
-      return { refused: `${error.parameter}: ${error.message}`, problems: [] };
-    }
+    expect({ label, status: near.status }).toEqual({ label, status: 200 });
     const pages = near.body.pagination?.page_count ?? 0;
     const replies = [near];
     if (pages > 3) {
@@ -147,47 +169,53 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       replies.push(await request(path, far, organizationId));
     }
     const problems: string[] = [];
+    const kinds = new Set<string>();
     for (const reply of replies) {
       for (const statement of reply.statements) {
-        const found = await planProblems(statement.sql, statement.params);
+        const plan = namedPlan(statement.sql, paths);
+        if (statement.name === 'page') {
+          kinds.add(plan.walk ? 'walk' : 'sort');
+        }
+        const found = await planProblems(statement.sql, statement.params, plan);
         if (found.length) {
           problems.push(`${label} ${statement.name}: ${statement.sql} → ${found.join('; ')}`);
         }
       }
     }
-    return { problems };
+    return { problems, kinds };
   }
 
-  /** Each filter alone with each sort, unscoped and scoped: which are served, and their plans. */
+  /** Each filter alone (unscoped and scoped) and each pair, with each sort. */
   async function checkAll(
     path: string,
     filters: Record<string, string>,
     sorts: string[],
     scope: number,
-  ): Promise<{ served: Record<string, string[]>; problems: string[]; checked: number }> {
-    const served: Record<string, string[]> = {};
+    paths: readonly IndexPath[],
+  ): Promise<{ problems: string[]; checked: number; kinds: Set<string> }> {
+    const entries = Object.entries(filters);
+    const combinations: [string, string][][] = [[], ...entries.map((entry) => [entry])];
+    for (let i = 0; i < entries.length; i++) {
+      for (let j = i + 1; j < entries.length; j++) combinations.push([entries[i], entries[j]]);
+    }
     const problems: string[] = [];
+    const kinds = new Set<string>();
     let checked = 0;
-    for (const [name, value] of [['', ''], ...Object.entries(filters)]) {
+    for (const combination of combinations) {
       for (const sort of sorts) {
-        for (const organizationId of [null, scope]) {
-          const params: Record<string, string> = name ? { [name]: value, sort } : { sort };
-          const result = await check(path, params, organizationId);
+        for (const organizationId of combination.length < 2 ? [null, scope] : [null]) {
+          const params = { ...Object.fromEntries(combination), sort };
+          const result = await check(path, params, organizationId, paths);
           checked += 1;
           problems.push(...result.problems);
-          if (!result.refused) {
-            const key = `${name || '(none)'}${organizationId === null ? '' : ' (scoped)'}`;
-            if (!sort.startsWith('-')) (served[key] ??= []).push(sort);
-          } else if (organizationId !== null && name !== 'session_id') {
-            problems.push(`?${name}&sort=${sort} refused under a scope: ${result.refused}`);
-          }
+          result.kinds.forEach((kind) => kinds.add(kind));
         }
       }
     }
-    return { served, problems, checked };
+    return { problems, checked, kinds };
   }
 
-  it('serves every users filter and sort from an index, or refuses it naming the sorts that are', async () => {
+  it('runs the chosen plan for every users filter alone and in pairs, with every sort', async () => {
     const repository = kit.app.get(UsersRepository);
     const [user] = await kit.dataSource.query(
       'SELECT id, name, email, role_id, organization_id FROM users ORDER BY id LIMIT 1 OFFSET 1234',
@@ -204,42 +232,22 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     };
     const scope = Number(user.organization_id);
     const sorts = sortKeys(repository.definition);
-    const { served, problems, checked } = await checkAll('/v1/users', filters, sorts, scope);
-    const every = ['id', 'created_at', 'updated_at', 'name', 'email'];
-    // The README's table of filters and their sorts; a scoped token is served every sort.
-    expect(
-      Object.fromEntries(Object.entries(served).filter(([key]) => !/scoped/.test(key))),
-    ).toEqual({
-      '(none)': every,
-      organization_id: every,
-      role_id: ['id'],
-      email: every,
-      created_from: ['created_at'],
-      created_to: ['created_at'],
-      updated_from: ['updated_at'],
-      updated_to: ['updated_at'],
-    });
-    for (const [key, scopedSorts] of Object.entries(served)) {
-      if (/scoped/.test(key)) expect({ key, scopedSorts }).toEqual({ key, scopedSorts: every });
-    }
-    // Combined as the README shows, all at once, and keyset walks.
+    const paths = repository.definition.indexes;
+    const result = await checkAll('/v1/users', filters, sorts, scope, paths);
     for (const [params, organizationId] of [
-      [{ organization_id: filters.organization_id, q: filters.q, sort: 'name' }, null],
-      [{ q: filters.q, sort: '-created_at' }, scope],
       [{ ...filters, sort: '-updated_at' }, null],
       [{ after_id: '1500' }, null],
       [{ before_id: '1500', sort: '-id' }, scope],
-      [{ role_id: filters.role_id, created_from: filters.created_from, sort: 'name' }, scope],
+      [{ after_id: '1500', sort: 'name' }, null],
     ] as const) {
-      const result = await check('/v1/users', params, organizationId);
-      expect({ params, refused: result.refused }).toEqual({ params, refused: undefined });
-      problems.push(...result.problems);
+      result.problems.push(...(await check('/v1/users', params, organizationId, paths)).problems);
     }
-    expect(checked).toBeGreaterThan(80);
-    expect(problems).toEqual([]);
-  }, 120_000);
+    expect(result.checked).toBe((1 + 8) * 2 * 10 + 28 * 10);
+    expect([...result.kinds].sort()).toEqual(['sort', 'walk']);
+    expect(result.problems).toEqual([]);
+  }, 300_000);
 
-  it('serves every login activity filter and sort from an index, or refuses it naming the sorts that are', async () => {
+  it('runs the chosen plan for every login activity filter alone and in pairs, with every sort', async () => {
     const repository = kit.app.get(LoginActivitiesRepository);
     const [activity] = await kit.dataSource.query(
       'SELECT user_id, user_email, ip_address, session_id, organization_id FROM login_activities WHERE session_id IS NOT NULL ORDER BY id LIMIT 1 OFFSET 2000',
@@ -259,88 +267,21 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     };
     const scope = Number(activity.organization_id);
     const sorts = sortKeys(repository.definition);
+    const paths = repository.definition.indexes;
     const path = '/v1/login_activities';
-    const { served, problems, checked } = await checkAll(path, filters, sorts, scope);
-    const both = ['id', 'created_at'];
-    expect(
-      Object.fromEntries(Object.entries(served).filter(([key]) => !/scoped/.test(key))),
-    ).toEqual({
-      '(none)': both,
-      user_id: both,
-      user_email: both,
-      success: both,
-      authentication_method: both,
-      oauth_provider: both,
-      failure_reason: both,
-      ip_address: both,
-      session_id: ['id'],
-      otp_required: both,
-      created_from: ['created_at'],
-      created_to: ['created_at'],
-    });
-    // Under a scope, a filter the organization's index does not carry goes with its own sorts.
-    for (const [key, scopedSorts] of Object.entries(served)) {
-      const own = key === 'session_id (scoped)' ? ['id'] : both;
-      if (/scoped/.test(key)) expect({ key, scopedSorts }).toEqual({ key, scopedSorts: own });
-    }
+    const result = await checkAll(path, filters, sorts, scope, paths);
     for (const [params, organizationId] of [
-      [
-        {
-          user_id: filters.user_id,
-          success: 'false',
-          created_from: filters.created_from,
-          sort: '-created_at',
-        },
-        null,
-      ],
-      [{ success: 'false', created_from: filters.created_from, sort: 'created_at' }, null],
       [{ ...filters }, null],
       [{ after_id: '3000' }, null],
       [{ before_id: '3000', sort: '-id', success: 'false' }, scope],
-      [{ failure_reason: 'otp_invalid', created_from: filters.created_from, sort: 'id' }, scope],
+      [{ after_id: '3000', sort: '-created_at', success: 'false' }, null],
     ] as const) {
-      const result = await check(path, params, organizationId);
-      expect({ params, refused: result.refused }).toEqual({ params, refused: undefined });
-      problems.push(...result.problems);
+      result.problems.push(...(await check(path, params, organizationId, paths)).problems);
     }
-    expect(checked).toBeGreaterThan(40);
-    expect(problems).toEqual([]);
-  }, 120_000);
-
-  it('refuses a filter × sort no index serves with a 400 naming the sorts that go with it', async () => {
-    const token = await tokenFor(null);
-    const reply = await kit
-      .as(token)
-      .get('/v1/login_activities?failure_reason=otp_invalid&created_from=2026-10-01T00:00:00Z')
-      .expect(400);
-    expect(reply.body.errors).toEqual([
-      {
-        parameter: 'sort',
-        message:
-          'sort=id is not served by an index with failure_reason, created_from; with these filters, sort by created_at, -created_at',
-      },
-    ]);
-    const combined = await kit
-      .as(token)
-      .get(
-        '/v1/login_activities?authentication_method=oauth&oauth_provider=google&sort=-created_at',
-      )
-      .expect(400);
-    expect(combined.body.errors).toEqual([
-      {
-        parameter: 'oauth_provider',
-        message: expect.stringMatching(
-          /^authentication_method, oauth_provider together are not served by one index/,
-        ),
-      },
-    ]);
-    // A prefix of name or e-mail has no index order: checked within one organization.
-    const search = await kit.as(token).get('/v1/users?q=ad&sort=name').expect(400);
-    expect(search.body.errors).toEqual([
-      { parameter: 'q', message: expect.stringMatching(/^q is not served by one index/) },
-    ]);
-    await kit.as(token).get('/v1/users?q=ad&organization_id=1&sort=-name').expect(200);
-  });
+    expect(result.checked).toBe((1 + 11) * 2 * 4 + 55 * 4);
+    expect([...result.kinds].sort()).toEqual(['sort', 'walk']);
+    expect(result.problems).toEqual([]);
+  }, 300_000);
 
   it('reads a short walk along the primary key straight, without the deferred join, lookups by primary key', async () => {
     const plan = async (
@@ -360,14 +301,15 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
         page.params,
       );
       return {
-        // `page ids`: the page's ids are walked first, then read (the deferred join).
+        // `page ids`: the page's ids are walked first, then read (the deferred join). Totals
+        // are cached, so counts are left out.
         names: [
           ...new Set(
             statements.flatMap((statement) =>
               /\) p JOIN/.test(statement.sql) ? ['page ids', 'page'] : [statement.name],
             ),
           ),
-        ],
+        ].filter((name) => name !== 'count'),
         // MySQL/MariaDB: table and key of each row; SQLite: the plan's lines.
         steps: rows.map((row) =>
           mysql ? `${String(row.table)} ${String(row.key)}` : String(row.detail),
@@ -385,7 +327,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       const { names, steps } = await plan(activities, params, offset, limit);
       expect({ params, names, steps }).toEqual({
         params,
-        names: ['count', 'page'],
+        names: ['page'],
         steps: primaryKeyWalk,
       });
     }
@@ -393,7 +335,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     // well, and looks each of the page's rows up by primary key, never starting from the lookup
     // table (with joins, the optimizer started from roles and sorted).
     const usersPage = await plan('/v1/users', {}, 0, 20);
-    expect(usersPage.names).toEqual(['count', 'page']);
+    expect(usersPage.names).toEqual(['page']);
     expect(usersPage.steps[0]).toEqual(primaryKeyWalk[0]);
     const lookupSteps = mysql
       ? usersPage.steps.slice(1)
@@ -403,7 +345,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       : expect.stringMatching(/^SEARCH l USING INTEGER PRIMARY KEY/);
     expect(lookupSteps).toEqual([lookupByPrimaryKey, lookupByPrimaryKey]);
     // Deeper, filtered or sorted otherwise: the page's ids are walked first.
-    const deferred = ['count', 'page ids', 'page'];
+    const deferred = ['page ids', 'page'];
     expect((await plan(activities, {}, 200, 20)).names).toEqual(deferred);
     expect((await plan(activities, { success: 'false' }, 0, 20)).names).toEqual(deferred);
     expect((await plan(activities, { sort: '-created_at' }, 0, 20)).names).toEqual(deferred);

@@ -116,6 +116,11 @@ export class CountCache {
     return this.run(key, compute, 0);
   }
 
+  /** The total of `key` held here, even an expired one, without counting: for estimates. */
+  peek(key: string): ListingTotal | undefined {
+    return this.entries.get(key)?.value;
+  }
+
   /**
    * Whether `key` has a total here (even an expired one, which the next `get` advances) or one
    * being counted; otherwise starts `counter` in the background, for later requests, and says no.

@@ -1,7 +1,6 @@
-import { ParameterError, ProblemException } from '../problem-details/problem.exception';
 import type { Principal } from '../auth/principal';
 import { ListingDefinition, SortDirection } from './listing-definition';
-import { bind, requireIndexPath } from './listing-index-paths';
+import { bind, BoundColumns } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
 
 export interface Condition {
@@ -15,6 +14,8 @@ export interface Condition {
   params: Record<string, unknown>;
   /** A bound on `t.id` alone (`after_id`, `before_id`): a range of the primary key. */
   idRange?: true;
+  /** What a filter or the scope binds, for the planner's estimates. */
+  binds?: { column: string; range: boolean };
 }
 
 /** What to select, independent of which page: the filters, the scope and the order. */
@@ -22,12 +23,15 @@ export interface ListingCriteria {
   conditions: Condition[];
   sortColumn: string;
   direction: SortDirection;
+  /** What the filters and the scope bind, for the planner. */
+  bound: BoundColumns;
   /**
-   * The index the walk and the count read through (`listing-index-paths.ts`), named to the
-   * database so that its plan cannot drift to a sort; undefined: the optimizer's choice (the
-   * primary key's path); `PRIMARY_KEY`: the primary key, for the rows appended since a total.
+   * The index the page reads through (`listing-planner.ts`), named to the database so that its
+   * plan cannot drift; undefined: the optimizer's choice; `PRIMARY_KEY`: the primary key.
    */
   index?: string;
+  /** The index the count reads through: the filters' most selective one. */
+  countIndex?: string;
   /** The sort column is unique (its index says so): ordered by it alone, ties cannot happen. */
   uniqueSort?: boolean;
 }
@@ -48,15 +52,14 @@ export function buildCriteria(
   const descending = query.sort.startsWith('-');
   const sortColumn = descending ? query.sort.slice(1) : query.sort;
   const direction: SortDirection = descending ? 'DESC' : 'ASC';
-  checkKeysetBounds(query);
 
   const conditions: Condition[] = [];
   const bound = { equals: new Set<string>(), ranges: new Set<string>() };
-  const filterParameters: string[] = [];
   if (principal.organizationId !== null) {
     conditions.push({
       sql: `t.${definition.organizationColumn} = :scope_organization_id`,
       params: { scope_organization_id: principal.organizationId },
+      binds: { column: definition.organizationColumn, range: false },
     });
     bound.equals.add(definition.organizationColumn);
   }
@@ -64,25 +67,25 @@ export function buildCriteria(
   for (const [parameter, filter] of Object.entries(definition.filters)) {
     const value = values[parameter];
     if (value === undefined) continue;
-    filterParameters.push(parameter);
-    bind(bound, filter);
+    const binds = bind(bound, filter);
     const { operator, column, columns } = filter;
     const name = `filter_${parameter}`;
     switch (operator) {
       case 'equals':
-        conditions.push({ sql: `t.${column} = :${name}`, params: { [name]: value } });
+        conditions.push({ sql: `t.${column} = :${name}`, params: { [name]: value }, binds });
         break;
       case 'from':
-        conditions.push({ sql: `t.${column} >= :${name}`, params: { [name]: value } });
+        conditions.push({ sql: `t.${column} >= :${name}`, params: { [name]: value }, binds });
         break;
       case 'to':
-        conditions.push({ sql: `t.${column} < :${name}`, params: { [name]: value } });
+        conditions.push({ sql: `t.${column} < :${name}`, params: { [name]: value }, binds });
         break;
       case 'prefix': {
         const like = (c: string) => `t.${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
         conditions.push({
           sql: `(${(columns ?? [column]).map(like).join(' OR ')})`,
           params: { [name]: `${escapeLike(String(value))}%` },
+          binds,
         });
         break;
       }
@@ -93,6 +96,7 @@ export function buildCriteria(
       sql: 't.id > :after_id',
       params: { after_id: query.after_id },
       idRange: true,
+      binds: { column: 'id', range: true },
     });
     bound.ranges.add('id');
   }
@@ -101,28 +105,11 @@ export function buildCriteria(
       sql: 't.id < :before_id',
       params: { before_id: query.before_id },
       idRange: true,
+      binds: { column: 'id', range: true },
     });
     bound.ranges.add('id');
   }
-  const path = requireIndexPath(definition, bound, query.sort, filterParameters);
-  return { conditions, sortColumn, direction, index: path.index, uniqueSort: path.uniqueSort };
-}
-
-function checkKeysetBounds(query: ListingQuery): void {
-  const errors: ParameterError[] = [];
-  if (query.after_id !== undefined && query.sort !== 'id') {
-    errors.push({
-      parameter: 'after_id',
-      message: `walks ids upwards and needs sort=id (the default), not sort=${query.sort}`,
-    });
-  }
-  if (query.before_id !== undefined && query.sort !== '-id') {
-    errors.push({
-      parameter: 'before_id',
-      message: `walks ids downwards and needs sort=-id, not sort=${query.sort}`,
-    });
-  }
-  if (errors.length) throw ProblemException.badRequest(errors);
+  return { conditions, sortColumn, direction, bound };
 }
 
 /**

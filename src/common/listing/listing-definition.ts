@@ -1,5 +1,3 @@
-import type { IndexPath } from './listing-index-paths';
-
 /**
  * What a listing module declares about itself; the shared pieces (query DTO, criteria, paging,
  * envelope, count cache) do the rest.
@@ -11,10 +9,7 @@ export type FilterOperator =
   | 'from'
   /** `column < value`: the exclusive upper bound of a range. */
   | 'to'
-  /**
-   * Any of `columns` starts with the value. Over two columns no index keeps its order, so it is
-   * checked row by row, within a bounded index path (e.g. one organization's users).
-   */
+  /** Any of `columns` starts with the value. */
   | 'prefix';
 
 export interface FilterDeclaration {
@@ -45,8 +40,8 @@ export interface ListingDefinition {
    */
   filters: Record<string, FilterDeclaration>;
   /**
-   * The indexes the listing reads through, besides the primary key (`id` order). A filter × sort
-   * that none of them serves is refused with a 400 naming the sorts that are.
+   * The indexes the listing reads through, besides the primary key (`id` order): the planner
+   * (`listing-planner.ts`) walks one in the sort's order or reads one whole and sorts.
    */
   indexes: readonly IndexPath[];
 }
@@ -56,4 +51,24 @@ export type SortDirection = 'ASC' | 'DESC';
 export function sortKeys(definition: Pick<ListingDefinition, 'sortableColumns'>): string[] {
   const columns = ['id', ...definition.sortableColumns.filter((column) => column !== 'id')];
   return columns.flatMap((column) => [column, `-${column}`]);
+}
+
+/**
+ * An index a listing reads through: its equality columns, then the sort column, then `id`. Walked
+ * in order it serves the sort (`sort`); read for its equality columns it serves any sort, sorted.
+ */
+export interface IndexPath {
+  /** The index's name in the migrations; undefined for the primary key (sort `id`, no equals). */
+  index?: string;
+  equals: readonly string[];
+  /** The order the index keeps after its equality columns (`id` alone: `equals…, id`). */
+  sort: string;
+  /** Few rows share a value of the equality columns (one user's attempts, one organization's users). */
+  bounded?: true;
+  /** Columns the index carries after its order: a filter on them is checked without reading the row. */
+  covers?: readonly string[];
+  /** A unique index on `equals`: at most one row. */
+  unique?: true;
+  /** The sort column is unique on its own: the walk orders by it alone (MariaDB sorts `, id`). */
+  uniqueSort?: true;
 }

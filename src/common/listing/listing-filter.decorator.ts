@@ -1,8 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { ApiPropertyOptional } from '@nestjs/swagger';
 import { paramValues } from '../validation/query-params';
-import { describeSorts } from './listing-index-paths';
-import { SORT_DESCRIPTION } from './listing-query.dto';
 import type { FilterDeclaration, FilterOperator, ListingDefinition } from './listing-definition';
 
 const FILTERS = Symbol('listing:filters');
@@ -58,10 +55,5 @@ export function defineListing(
     sortableColumns: query.sortableColumns,
     filters: filtersOf(query),
   };
-  // The sorts each filter goes with, in the document, from the same paths the requests use.
-  ApiPropertyOptional({ description: `${SORT_DESCRIPTION} ${describeSorts(definition)}` })(
-    query.prototype as object,
-    'sort',
-  );
   return definition;
 }

@@ -14,7 +14,8 @@ import {
   ListingCriteria,
 } from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
-import { PRIMARY_KEY } from './listing-index-paths';
+import { choosePlan, PRIMARY_KEY } from './listing-planner';
+import { rowEstimates } from './listing-estimates';
 import type {
   ListingRepository,
   ListingTotal,
@@ -71,7 +72,9 @@ export class ListingPager {
     query: ListingQuery,
     principal: Principal,
   ): Promise<Page<TItem>> {
-    const walk = this.walkOf(repository, query, principal);
+    const limit = query.limit ?? this.defaultLimit;
+    const depth = query.cursor === undefined ? (query.page ?? 1) * limit : limit;
+    const walk = this.walkOf(repository, query, principal, depth);
     if (query.cursor === undefined) return this.numberedPage(walk, query.page ?? 1);
     if (query.page !== undefined) {
       throw ProblemException.badRequest([
@@ -106,7 +109,7 @@ export class ListingPager {
         },
       ]);
     }
-    const walk = this.walkOf(repository, query, principal);
+    const walk = this.walkOf(repository, query, principal, EXPORT_CHUNK_ROWS);
     let position =
       query.cursor === undefined ? undefined : this.cursors.decode(walk.binding, query.cursor);
     let remaining = query.limit ?? Number.POSITIVE_INFINITY;
@@ -140,13 +143,8 @@ export class ListingPager {
     );
     let counted = false;
     for (const column of columns) {
-      let walk: Walk<TItem>;
-      try {
-        walk = this.walkOf(repository, { ...filters, sort: column } as ListingQuery, PLATFORM);
-      } catch (error) {
-        if (error instanceof ProblemException) continue; // not served in this order
-        throw error;
-      }
+      const query = { ...filters, sort: column } as ListingQuery;
+      const walk = this.walkOf(repository, query, PLATFORM, this.defaultLimit);
       if (!counted) await this.counts.get(walk.key, this.advancing(walk, true));
       counted = true;
       const bucket = { column, size: column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS };
@@ -164,8 +162,14 @@ export class ListingPager {
     repository: ListingRepository<TItem>,
     query: ListingQuery,
     principal: Principal,
+    /** How far into the walk its page ends: what the plan is priced for. */
+    depth: number,
   ): Walk<TItem> {
-    const criteria = buildCriteria(repository.definition, query, principal);
+    const criteria = this.planned(
+      repository,
+      buildCriteria(repository.definition, query, principal),
+      depth,
+    );
     const key = criteriaKey(repository.definition.resource, criteria);
     return {
       repository,
@@ -176,7 +180,38 @@ export class ListingPager {
       limit: query.limit ?? this.defaultLimit,
       afterId: query.after_id,
       tail: criteria.sortColumn === 'id' && criteria.direction === 'ASC',
-      window: once(() => timeWindowOf(repository, query, principal)),
+      window: once(() =>
+        timeWindowOf(repository, query, principal, (c) => this.planned(repository, c, depth)),
+      ),
+    };
+  }
+
+  /**
+   * The criteria with the plan that reads them cheapest (`choosePlan`), priced from the totals the
+   * cache holds. A condition with no total of its own yet is counted in the background, when few
+   * rows are at stake, so that later plans are priced on counts rather than guesses.
+   */
+  private planned<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    criteria: ListingCriteria,
+    depth: number,
+  ): ListingCriteria {
+    const { definition } = repository;
+    const estimates = rowEstimates(definition, criteria, (key) => this.counts.peek(key)?.total);
+    const plan = choosePlan(
+      definition.indexes,
+      criteria.bound,
+      criteria.sortColumn,
+      depth,
+      estimates,
+    );
+    // A filtered walk along the primary key is named, or the optimizer may read a filter's index.
+    const filteredWalk = plan.kind === 'walk' && criteria.conditions.length > 0;
+    return {
+      ...criteria,
+      index: plan.index ?? (filteredWalk ? PRIMARY_KEY : undefined),
+      countIndex: plan.countIndex,
+      uniqueSort: plan.uniqueSort,
     };
   }
 
@@ -511,7 +546,7 @@ function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal 
 /** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
 const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
   ...criteria,
-  index: PRIMARY_KEY, // a short range at the end of the ids, whatever else the filters allow
+  countIndex: PRIMARY_KEY, // a short range at the end of the ids, whatever else the filters allow
   conditions: [
     ...criteria.conditions,
     { sql: 't.id > :counted_max_id', params: { counted_max_id: maxId }, idRange: true },
@@ -551,6 +586,7 @@ function timeWindowOf<TItem extends { id: number }>(
   repository: ListingRepository<TItem>,
   query: ListingQuery,
   principal: Principal,
+  planned: (criteria: ListingCriteria) => ListingCriteria,
 ): TimeWindow | undefined {
   if (query.after_id !== undefined || query.before_id !== undefined) return undefined;
   const values = query as unknown as Record<string, unknown>;
@@ -566,17 +602,13 @@ function timeWindowOf<TItem extends { id: number }>(
     delete rest[parameter];
   }
   if (!window) return undefined;
-  let base: ListingCriteria;
-  try {
-    base = buildCriteria(
+  const base = planned(
+    buildCriteria(
       repository.definition,
       { ...rest, sort: window.column } as ListingQuery,
       principal,
-    );
-  } catch (error) {
-    if (error instanceof ProblemException) return undefined; // no index reads them in that order
-    throw error;
-  }
+    ),
+  );
   return { ...window, base, baseKey: criteriaKey(repository.definition.resource, base) };
 }
 

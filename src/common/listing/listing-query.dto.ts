@@ -52,11 +52,11 @@ export function ListingQueryDto(options: Pick<ListingDefinition, 'sortableColumn
       min: 0,
       max: Number.MAX_SAFE_INTEGER,
       description:
-        'Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default).',
+        'Only records with `id` greater than this: with the default `sort=id`, a keyset walk (`0`: from the start).',
     })
     after_id?: number;
 
-    @IdParam('Keyset walk backwards: only records with `id` less than this. Needs `sort=-id`.')
+    @IdParam('Only records with `id` less than this: with `sort=-id`, a keyset walk backwards.')
     before_id?: number;
 
     @StringParam({

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
-import { PRIMARY_KEY } from './listing-index-paths';
+import { PRIMARY_KEY } from './listing-planner';
 import { Statement, StatementRunner } from './statement-runner';
 
 /**
@@ -118,7 +118,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       false,
       (runner, statementLimit) =>
         statementLimit.run<{ bucket: unknown; n: unknown; max_id: unknown }>(runner, {
-          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, ${this.highestId()} AS max_id FROM ${this.from(criteria.index)}${where} GROUP BY bucket ORDER BY bucket`,
+          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, ${this.highestId()} AS max_id FROM ${this.from(criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
           params,
         }),
       options,
@@ -177,7 +177,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         if (nearEnd) {
           const appended = await this.countIn(runner, statementLimit, {
             ...criteria,
-            index: PRIMARY_KEY, // a short range at the end of the ids
+            countIndex: PRIMARY_KEY, // a short range at the end of the ids
             conditions: [
               ...criteria.conditions,
               { sql: 't.id > :counted_max_id', params: { counted_max_id: known.maxId } },
@@ -322,7 +322,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   private countStatement(criteria: ListingCriteria): Statement {
     const { where, params } = this.where(criteria);
     // Unfiltered, any index counts the rows: the optimizer takes the narrowest, not the sort's.
-    const index = criteria.conditions.length ? criteria.index : undefined;
+    const index = criteria.conditions.length ? criteria.countIndex : undefined;
     return {
       sql: `SELECT COUNT(*) AS total, ${this.highestId()} AS max_id FROM ${this.from(index)}${where}`,
       params,

@@ -23,8 +23,7 @@ export class ListUsersQueryDto extends ListingQueryDto({
     maxLength: 100,
     description:
       'Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match ' +
-      "themselves). Checked on one organization's users: with `organization_id` or an " +
-      'organization-scoped token (any sort).',
+      'themselves).',
   })
   q?: string;
 

@@ -358,11 +358,11 @@ export interface operations {
                 page?: number;
                 /** @description Items per page. */
                 limit?: number;
-                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. Each filter goes with the sorts an index keeps it in (each also descending): `organization_id`, `email`: any; `role_id`: `id`; `q`: only with a filter of few rows; `created_from`, `created_to`: `created_at`; `updated_from`, `updated_to`: `updated_at`. With several filters, one of them must bring that order (or narrow the rows: see the README); under an organization-scoped token every filter goes with any sort. Other combinations answer 400 naming the sorts that work. */
+                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. */
                 sort?: "id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "email" | "-email";
-                /** @description Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default). */
+                /** @description Only records with `id` greater than this: with the default `sort=id`, a keyset walk (`0`: from the start). */
                 after_id?: number;
-                /** @description Keyset walk backwards: only records with `id` less than this. Needs `sort=-id`. */
+                /** @description Only records with `id` less than this: with `sort=-id`, a keyset walk backwards. */
                 before_id?: number;
                 /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`. */
                 cursor?: string;
@@ -372,7 +372,7 @@ export interface operations {
                 role_id?: number;
                 /** @description Exact e-mail address, case-insensitive. */
                 email?: string;
-                /** @description Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match themselves). Checked on one organization's users: with `organization_id` or an organization-scoped token (any sort). */
+                /** @description Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match themselves). */
                 q?: string;
                 /** @description Created at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. */
                 created_from?: string;
@@ -442,11 +442,11 @@ export interface operations {
                 page?: number;
                 /** @description Items per page. */
                 limit?: number;
-                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. Each filter goes with the sorts an index keeps it in (each also descending): `user_id`, `user_email`, `success`, `authentication_method`, `oauth_provider`, `failure_reason`, `ip_address`, `otp_required`: any; `session_id`: `id`; `created_from`, `created_to`: `created_at`. With several filters, one of them must bring that order (or narrow the rows: see the README). Other combinations answer 400 naming the sorts that work. */
+                /** @description Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`. */
                 sort?: "id" | "-id" | "created_at" | "-created_at";
-                /** @description Keyset walk: only records with `id` greater than this (`0`: from the start). Needs `sort=id` (the default). */
+                /** @description Only records with `id` greater than this: with the default `sort=id`, a keyset walk (`0`: from the start). */
                 after_id?: number;
-                /** @description Keyset walk backwards: only records with `id` less than this. Needs `sort=-id`. */
+                /** @description Only records with `id` less than this: with `sort=-id`, a keyset walk backwards. */
                 before_id?: number;
                 /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`. */
                 cursor?: string;

@@ -1,0 +1,111 @@
+import type { FilterDeclaration, IndexPath } from './listing-definition';
+
+/** What a request binds: columns compared for equality, and columns bounded by a range. */
+export interface BoundColumns {
+  equals: ReadonlySet<string>;
+  ranges: ReadonlySet<string>;
+}
+
+/**
+ * Adds what `filter` binds to `bound`: its column, compared for equality or bounded by a range (a
+ * prefix of several columns bounds none that an index keeps in order).
+ */
+export function bind(
+  bound: { equals: Set<string>; ranges: Set<string> },
+  { operator, column, columns }: FilterDeclaration,
+): { column: string; range: boolean } {
+  const range = operator !== 'equals';
+  const name = range && columns && columns.length > 1 ? `(${columns.join(' or ')})` : column;
+  (range ? bound.ranges : bound.equals).add(name);
+  return { column: name, range };
+}
+
+/** Names the primary key as a criteria's index (MySQL calls it so). */
+export const PRIMARY_KEY = 'PRIMARY';
+
+const PRIMARY_KEY_PATH: IndexPath = { equals: [], sort: 'id' };
+
+/**
+ * How a page is read:
+ * - `walk`: along an index in the sort's order, checking the other filters on each row, and
+ *   stopping after the page; cheap when the filters match many of the rows it walks;
+ * - `sort`: every row of the filters' most selective index is read and sorted; cheap when they
+ *   are few.
+ */
+export interface ListingPlan {
+  kind: 'walk' | 'sort';
+  /** The index the page reads (undefined: the primary key, chosen by the database). */
+  index?: string;
+  /** The index that counts the rows: the most selective one, whatever the sort. */
+  countIndex?: string;
+  /** The sort column is unique: ties cannot happen. */
+  uniqueSort?: boolean;
+  /** Index entries the plan is expected to read for the page (for logs and tests). */
+  cost: number;
+}
+
+/** Estimated row counts, from the totals and histograms the service keeps. */
+export interface RowEstimates {
+  /** Rows matching the request's conditions on these columns alone (and its scope). */
+  rows(equals: readonly string[], ranges: readonly string[]): number;
+  /** Rows matching every condition of the request. */
+  matches: number;
+}
+
+/** Reading and sorting a row costs about this many index entries walked in order. */
+const SORT_ROW_COST = 2;
+/** A filter checked inside the index (its column covered) costs this share of reading the row. */
+const COVERED_CHECK_COST = 0.25;
+
+/**
+ * The cheapest plan for `bound` sorted by `sortColumn`, for a page that ends `depth` rows into
+ * the walk. Every candidate index whose equality columns the request binds is priced both ways
+ * it can serve: walked in order (the rows it walks per match, times the depth) and read whole
+ * and sorted (its rows). There is always a plan: the primary key walks every request in id order,
+ * and every sortable column has an index of its own.
+ */
+export function choosePlan(
+  paths: readonly IndexPath[],
+  bound: BoundColumns,
+  sortColumn: string,
+  depth: number,
+  estimates: RowEstimates,
+): ListingPlan {
+  const matches = Math.max(1, estimates.matches);
+  const uniqueSort = paths.some((path) => path.sort === sortColumn && path.uniqueSort);
+  let best: ListingPlan | undefined;
+  let countPath: { path: IndexPath; rows: number } | undefined;
+  for (const path of [PRIMARY_KEY_PATH, ...paths]) {
+    if (!path.equals.every((column) => bound.equals.has(column))) continue;
+    // An equality or a range on the index's sort column is a stretch of its walk, not a check.
+    const onSort = [...bound.equals, ...bound.ranges].filter((column) => column === path.sort);
+    const rows = path.unique
+      ? 1
+      : estimates.rows(
+          [...path.equals, ...onSort.filter((c) => bound.equals.has(c))],
+          onSort.filter((c) => bound.ranges.has(c)),
+        );
+    if (!countPath || rows < countPath.rows) countPath = { path, rows };
+    const checked = [...bound.equals, ...bound.ranges].filter(
+      (column) => !path.equals.includes(column) && column !== path.sort,
+    );
+    const inOrder = path.unique || path.sort === sortColumn;
+    if (inOrder) {
+      const perMatch = checked.length === 0 ? 1 : rows / matches;
+      const covered = checked.every((column) => path.covers?.includes(column));
+      const cost =
+        Math.min(rows, depth * perMatch) * (checked.length && covered ? COVERED_CHECK_COST : 1);
+      consider({ kind: 'walk', index: path.index, uniqueSort, cost });
+    }
+    if (!path.unique && path.sort !== sortColumn) {
+      consider({ kind: 'sort', index: path.index, uniqueSort, cost: rows * SORT_ROW_COST });
+    }
+  }
+  // The primary key's walk is always a candidate, so there is a plan.
+  const plan = best!;
+  return { ...plan, countIndex: countPath?.path.index };
+
+  function consider(candidate: ListingPlan): void {
+    if (!best || candidate.cost < best.cost) best = candidate;
+  }
+}
