@@ -1,35 +1,52 @@
 import type { ListingDefinition } from './listing-definition';
-import { Condition, criteriaKey, ListingCriteria } from './listing-criteria';
+import type { Condition, ListingCriteria } from './listing-criteria';
 import type { RowEstimates } from './listing-planner';
+import type { Bucket } from './listing.repository';
 
 /** A table whose size no total tells yet is taken to be this large: plans then favour indexes. */
 const UNKNOWN_TABLE_ROWS = 1_000_000;
 /** Rows one value of a bounded column (a user, an address, an organization) is taken to have. */
 const BOUNDED_ROWS = 1_000;
 /** Shares of the rows a filter is taken to keep when nothing counted says better. */
-const GUESSED_SHARE = { equals: 0.01, range: 0.25, id: 0.5, prefix: 0.02 };
+const GUESSED_SHARE = { equals: 0.01, range: 0.25, prefix: 0.02 };
+
+/** A histogram of the scope's rows by a column: buckets of `size` ids, or of `size` ms. */
+export interface Histogram {
+  size: number;
+  buckets: readonly Bucket[];
+}
+
+export interface EstimateSources {
+  /** The rows of a set of conditions, where a cached total or a rollup tells them. */
+  total(conditions: Condition[]): number | undefined;
+  /** The scope's histogram by `column` (`id` or a timestamp), when counted. */
+  histogram(column: string): Histogram | undefined;
+}
 
 /**
- * Estimates of the rows a criteria's conditions match, from the totals the count cache holds
- * (`total(key)`, the key being `criteriaKey`): exact for a set of conditions counted before,
- * otherwise the scope's rows times each condition's share (its own total's, or a guess from
- * what the listing declares: few values, a bounded column). Conditions are taken as independent.
+ * Estimates of the rows a criteria's conditions match, from what the count cache holds: exact for
+ * a set of conditions counted before; otherwise the scope's rows times each condition's share, as
+ * its own cached total, the scope's histogram of its column (a range of ids or times) or what the
+ * listing declares (few values, a bounded column) says, or a guess. Conditions are taken as
+ * independent, except implied ones, which narrow the index a walk reads but not the matches.
  */
 export function rowEstimates(
   definition: ListingDefinition,
   criteria: ListingCriteria,
-  total: (key: string) => number | undefined,
+  sources: EstimateSources,
 ): RowEstimates {
-  const keyOf = (conditions: Condition[]) =>
-    criteriaKey(definition.resource, { ...criteria, conditions });
   const scope = criteria.conditions.filter((c) => 'scope_organization_id' in c.params);
   const filters = criteria.conditions.filter((c) => !scope.includes(c));
-  const scopeRows = total(keyOf(scope)) ?? UNKNOWN_TABLE_ROWS;
+  const implied = criteria.implied ?? [];
+  const scopeRows = sources.total(scope) ?? UNKNOWN_TABLE_ROWS;
   const share = (condition: Condition): number => {
-    const counted = total(keyOf([...scope, condition]));
+    const counted = implied.includes(condition) ? undefined : sources.total([...scope, condition]);
     if (counted !== undefined) return counted / Math.max(1, scopeRows);
     const column = condition.binds?.column;
-    if (condition.idRange) return GUESSED_SHARE.id;
+    if (column && condition.between) {
+      const histogram = sources.histogram(column);
+      if (histogram) return shareBetween(histogram, condition.between);
+    }
     if (!column || condition.binds?.range) {
       return column?.startsWith('(') ? GUESSED_SHARE.prefix : GUESSED_SHARE.range;
     }
@@ -42,7 +59,9 @@ export function rowEstimates(
     return bounded ? Math.min(1, BOUNDED_ROWS / scopeRows) : GUESSED_SHARE.equals;
   };
   const rowsOf = (conditions: Condition[]): number => {
-    const counted = total(keyOf([...scope, ...conditions]));
+    const counted = conditions.some((c) => implied.includes(c))
+      ? undefined
+      : sources.total([...scope, ...conditions]);
     if (counted !== undefined) return counted;
     return conditions.reduce((rows, condition) => rows * share(condition), scopeRows);
   };
@@ -50,10 +69,24 @@ export function rowEstimates(
     matches: rowsOf(filters),
     rows: (equals, ranges) =>
       rowsOf(
-        filters.filter(
+        [...filters, ...implied].filter(
           ({ binds }) =>
             binds && (binds.range ? ranges.includes(binds.column) : equals.includes(binds.column)),
         ),
       ),
   };
+}
+
+/** The share of a histogram's rows whose buckets lie within `between` (inclusive). */
+function shareBetween(
+  { size, buckets }: Histogram,
+  { from = -Infinity, to = Infinity }: { from?: number; to?: number },
+): number {
+  let inside = 0;
+  let all = 0;
+  for (const [index, rows] of buckets) {
+    all += rows;
+    if ((index + 1) * size > from && index * size <= to) inside += rows;
+  }
+  return all ? inside / all : 1;
 }

@@ -1,0 +1,113 @@
+import { eventually, startTestApp, TestApp, UserRow, watchStatements } from '../kit';
+
+const HOUR = 3_600_000;
+const start = Date.UTC(2026, 5, 1);
+
+/**
+ * A time window in id order (`created_from=…`, the default `sort=id`: "the last day", the request
+ * a SIEM sends first) is walked along the primary key from the window's first ids, which the
+ * hourly histogram of the log gives (each hour's lowest and highest id), instead of from the
+ * start of the log. The bound shortens the walk and never drops a row: rows appended since the
+ * histogram, whatever their time, are read too.
+ */
+describe('time windows in id order start at the window’s ids', () => {
+  let seeded: TestApp;
+  let kit: TestApp;
+  let token: string;
+  let user: UserRow;
+
+  beforeAll(async () => {
+    seeded = await startTestApp();
+    user = await seeded.data.user();
+    // Ten days, one attempt every 20 minutes, ids growing with time.
+    await seeded.data.many(720, (i) =>
+      seeded.data.loginActivity({
+        user,
+        success: i % 4 !== 0,
+        created_at: new Date(start + i * 1_200_000),
+      }),
+    );
+    kit = await startTestApp({
+      database: seeded.database,
+      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', TAIL_HOLDBACK_MS: '0' },
+    });
+    const metrics = await eventually(
+      async () => (await kit.http().get('/metrics').expect(200)).text,
+      (text) => /^listing_warmup_pending 0$/m.test(text),
+      20_000,
+    );
+    expect(metrics).toMatch(/^listing_warmup_pending 0$/m);
+    token = await kit.token();
+  }, 60_000);
+
+  afterAll(async () => {
+    await kit?.close();
+    await seeded?.close();
+  });
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const get = (path: string) => kit.as(token).get(path).expect(200);
+
+  async function databaseIds(where: string, order: 'ASC' | 'DESC'): Promise<number[]> {
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM login_activities WHERE ${where} ORDER BY id ${order}`,
+    );
+    return rows.map((row) => Number(row.id));
+  }
+
+  const sqlTime = (ms: number) => `'${iso(ms).replace('T', ' ').replace('Z', '')}'`;
+
+  it('reads the last day from its first ids, and every one of its rows', async () => {
+    const from = start + 9 * 24 * HOUR + 30 * 60_000;
+    const watch = watchStatements(kit.dataSource);
+    const page = await get(`/v1/login_activities?created_from=${iso(from)}&limit=100`);
+    const pages = watch.statements().filter((sql) => /ORDER BY t\.id ASC LIMIT/.test(sql));
+    watch.stop();
+    const expected = await databaseIds(`created_at >= ${sqlTime(from)}`, 'ASC');
+    expect(page.body.data.map((item: { id: number }) => item.id)).toEqual(expected);
+    expect(page.headers['x-total-count']).toBe(String(expected.length));
+    // The page's walk carries the window's lowest id: it starts near the window, not at id 1.
+    expect(pages.some((sql) => /t\.id >= (\?|\d+)\)/.test(sql))).toBe(true);
+  });
+
+  it('keeps rows appended since the histogram, whatever their time, and older windows', async () => {
+    // Appended after the warm-up: one inside the last day, one back-dated into day 2.
+    await kit.data.loginActivity({
+      user,
+      success: false,
+      created_at: new Date(start + 9 * 24 * HOUR + 2 * HOUR),
+    });
+    await kit.data.loginActivity({ user, success: true, created_at: new Date(start + 26 * HOUR) });
+    const from = start + 24 * HOUR;
+    const to = start + 2 * 24 * HOUR;
+    for (const [path, where, order] of [
+      [
+        `created_from=${iso(start + 9 * 24 * HOUR)}&sort=-id`,
+        `created_at >= ${sqlTime(start + 9 * 24 * HOUR)}`,
+        'DESC',
+      ],
+      [
+        `created_from=${iso(from)}&created_to=${iso(to)}`,
+        `created_at >= ${sqlTime(from)} AND created_at < ${sqlTime(to)}`,
+        'ASC',
+      ],
+      [`created_to=${iso(to)}&sort=-id`, `created_at < ${sqlTime(to)}`, 'DESC'],
+      [
+        `created_from=${iso(from)}&created_to=${iso(to)}&success=true`,
+        `created_at >= ${sqlTime(from)} AND created_at < ${sqlTime(to)} AND success = 1`,
+        'ASC',
+      ],
+    ] as const) {
+      const expected = await databaseIds(where, order);
+      const walked: number[] = [];
+      let page = await get(`/v1/login_activities?${path}&limit=100`);
+      for (;;) {
+        walked.push(...page.body.data.map((item: { id: number }) => item.id));
+        const next = /<([^>]+)>; rel="next"/.exec(page.headers.link ?? '')?.[1];
+        if (!next || page.body.data.length === 0) break;
+        page = await get(next);
+      }
+      expect({ path, walked }).toEqual({ path, walked: expected });
+    }
+  });
+});
