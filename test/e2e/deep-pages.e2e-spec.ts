@@ -136,7 +136,10 @@ describe('deep pages positioned by the histogram (DEEP_PAGE_ROWS)', () => {
       try {
         const reply = await kit.as(token).get(`/v1/login_activities?${query}`).expect(200);
         expect(reply.headers['x-total-count']).toBe(String(all.length));
-        const counts = statements.statements().filter((sql) => /^SELECT COUNT\(\*\)/.test(sql));
+        // Besides the rows appended since the counts it is cut from (ids above their highest).
+        const counts = statements
+          .statements()
+          .filter((sql) => /^SELECT COUNT\(\*\)/.test(sql) && !/\(t\.id > (\?|\d+)\)/.test(sql));
         expect(counts).toHaveLength(2);
       } finally {
         statements.stop();

@@ -4,7 +4,7 @@ import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { SharedWork } from '../../database/abandoned-requests';
 import { SharedRedis } from '../../redis/shared-redis';
-import type { ListingTotal } from './listing.repository';
+import type { Bucket, ListingTotal } from './listing.repository';
 
 interface Entry {
   value: ListingTotal;
@@ -249,7 +249,7 @@ export class CountCache {
     const total: ListingTotal = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
     if (parsed.countedAt !== undefined) total.countedAt = Number(parsed.countedAt);
     if (Array.isArray(parsed.buckets)) {
-      total.buckets = parsed.buckets.map(([bucket, rows]) => [Number(bucket), Number(rows)]);
+      total.buckets = parsed.buckets.map((bucket) => bucket.map(Number) as Bucket);
     }
     this.remember(key, total, Math.min(remainingMs, this.ttlMs));
     return total;

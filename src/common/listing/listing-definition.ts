@@ -44,6 +44,17 @@ export interface ListingDefinition {
    * (`listing-planner.ts`) walks one in the sort's order or reads one whole and sorts.
    */
   indexes: readonly IndexPath[];
+  rollup?: RollupDeclaration;
+}
+
+/**
+ * Few-valued columns whose rows are counted per hour of `time` for each combination of their
+ * values (`listing-rollup.ts`): totals of any combination of their filters, with or without a
+ * window on `time`, without counting the table.
+ */
+export interface RollupDeclaration {
+  columns: readonly string[];
+  time: string;
 }
 
 export type SortDirection = 'ASC' | 'DESC';

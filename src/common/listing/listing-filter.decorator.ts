@@ -48,7 +48,10 @@ export interface ListingQueryClass extends Type<unknown> {
 /** A listing's definition: where its rows live, plus what its query DTO declares. */
 export function defineListing(
   query: ListingQueryClass,
-  source: Pick<ListingDefinition, 'resource' | 'table' | 'organizationColumn' | 'indexes'>,
+  source: Pick<
+    ListingDefinition,
+    'resource' | 'table' | 'organizationColumn' | 'indexes' | 'rollup'
+  >,
 ): ListingDefinition {
   const definition = {
     ...source,

@@ -3,6 +3,7 @@ import { SharedRedis } from '../../redis/shared-redis';
 import type { Principal } from '../auth/principal';
 import { CountCache } from './count-cache';
 import type { ListingDefinition } from './listing-definition';
+import { ListingRollups } from './listing-rollup';
 import { ListingCursors } from './listing-cursor';
 import { ListingPager } from './listing-pager';
 import type { ListingRepository, PageOptions } from './listing.repository';
@@ -42,6 +43,7 @@ describe('ListingPager, time limits', () => {
     const pager = new ListingPager(
       new CountCache(config, new SharedRedis(config)),
       new ListingCursors(config),
+      new ListingRollups(config),
       config,
     );
     const repository = {

@@ -15,7 +15,8 @@ import {
 } from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
 import { choosePlan, PRIMARY_KEY } from './listing-planner';
-import { rowEstimates } from './listing-estimates';
+import { Histogram, rowEstimates } from './listing-estimates';
+import { ListingRollups } from './listing-rollup';
 import type {
   ListingRepository,
   ListingTotal,
@@ -39,6 +40,7 @@ export class ListingPager {
   constructor(
     private readonly counts: CountCache,
     private readonly cursors: ListingCursors,
+    private readonly rollups: ListingRollups,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.defaultLimit = config.pagination.defaultLimit;
@@ -197,18 +199,42 @@ export class ListingPager {
     depth: number,
   ): ListingCriteria {
     const { definition } = repository;
-    const estimates = rowEstimates(definition, criteria, (key) => this.counts.peek(key)?.total);
+    const scope = criteria.conditions.filter((c) => 'scope_organization_id' in c.params);
+    const scopeKey = criteriaKey(definition.resource, { ...criteria, conditions: scope });
+    const histogramOf = (column: string) => {
+      const counted = this.counts.peek(bucketsKey(scopeKey, column));
+      if (!counted?.buckets) return undefined;
+      const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
+      return { size, buckets: counted.buckets, maxId: counted.maxId };
+    };
+    const implied = impliedIdBounds(criteria, histogramOf);
+    // The implied bounds are a range of ids: the primary key's walk is priced on their stretch.
+    const bounded = implied.length
+      ? {
+          ...criteria,
+          implied,
+          bound: { ...criteria.bound, ranges: new Set([...criteria.bound.ranges, 'id']) },
+        }
+      : criteria;
+    const estimates = rowEstimates(definition, bounded, {
+      total: (conditions) =>
+        this.counts.peek(criteriaKey(definition.resource, { ...criteria, conditions }))?.total ??
+        this.rollups.estimate(repository, conditions),
+      histogram: histogramOf,
+    });
     const plan = choosePlan(
       definition.indexes,
-      criteria.bound,
-      criteria.sortColumn,
+      bounded.bound,
+      bounded.sortColumn,
       depth,
       estimates,
     );
-    // A filtered walk along the primary key is named, or the optimizer may read a filter's index.
-    const filteredWalk = plan.kind === 'walk' && criteria.conditions.length > 0;
+    // A filtered walk along the primary key names it, or the optimizer may sort a filter's index.
+    const filteredWalk =
+      plan.kind === 'walk' &&
+      [...bounded.conditions, ...(bounded.implied ?? [])].some((c) => !c.idRange);
     return {
-      ...criteria,
+      ...bounded,
       index: plan.index ?? (filteredWalk ? PRIMARY_KEY : undefined),
       countIndex: plan.countIndex,
       uniqueSort: plan.uniqueSort,
@@ -294,10 +320,17 @@ export class ListingPager {
    * `onMiss` counts when the request is the one counting (by default, count alone); a recount
    * ahead of expiry runs in the background. A keyset total is worked out from its histogram.
    */
-  private total<TItem extends { id: number }>(
+  private async total<TItem extends { id: number }>(
     walk: Walk<TItem>,
     onMiss: TotalCounter = this.advancing(walk, false),
   ): Promise<ListingTotal> {
+    if (this.rollups.answers(walk.repository, walk.criteria)) {
+      return this.counts.get(
+        walk.key,
+        () => this.rolledTotal(walk, false),
+        () => this.rolledTotal(walk, true),
+      );
+    }
     const keyset = splitKeyset(walk.criteria);
     if (keyset) return this.counts.get(walk.key, () => this.countKeyset(walk, keyset));
     // A window's total is worked out afresh from its base's histogram at each expiry, and
@@ -311,6 +344,57 @@ export class ListingPager {
         return { total: histogram.total, maxId: histogram.maxId, countedAt: Date.now() };
       };
     return this.counts.get(walk.key, fromWindow(onMiss), fromWindow(this.advancing(walk, true)));
+  }
+
+  /**
+   * A total from the listing's rollup: its whole hours, the partial hours at the window's edges and
+   * the matching rows appended above the rollup's highest id (a short range of the primary key),
+   * so that it is as exact as a count.
+   */
+  private async rolledTotal<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    background: boolean,
+  ): Promise<ListingTotal> {
+    const rolled = (await this.rollups.total(walk.repository, walk.criteria, background))!;
+    const [appended, ...edges] = await Promise.all([
+      walk.repository.count(idsAbove(walk.criteria, rolled.maxId), this.options),
+      ...rolled.edges.map(([from, to]) => this.edgeTotal(walk, from, to, rolled.maxId)),
+    ]);
+    const total = edges.reduce((sum, rows) => sum + rows, rolled.total + appended.total);
+    return { total, maxId: appended.maxId, countedAt: Date.now() };
+  }
+
+  /**
+   * The rows of a partial hour `[from, to)` at a window's edge, up to the rollup's highest id (the
+   * rows above it are the appended ones, counted with the page): at most an hour's rows along
+   * the time index, cached like a total.
+   */
+  private async edgeTotal<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    from: number,
+    to: number,
+    maxId: number,
+  ): Promise<number> {
+    const { repository, criteria } = walk;
+    const time = repository.definition.rollup!.time;
+    const conditions: Condition[] = [
+      ...criteria.conditions.filter((c) => !(c.binds?.range && c.binds.column === time)),
+      {
+        sql: `t.${time} >= :edge_from AND t.${time} < :edge_to`,
+        params: { edge_from: new Date(from), edge_to: new Date(to) },
+        binds: { column: time, range: true },
+        between: { from, to: to - 1 },
+      },
+      { sql: 't.id <= :edge_max_id', params: { edge_max_id: maxId }, idRange: true },
+    ];
+    const bound = {
+      equals: criteria.bound.equals,
+      ranges: new Set([...criteria.bound.ranges, time]),
+    };
+    const edge = this.planned(repository, { ...criteria, conditions, bound, implied: [] }, 1);
+    const key = criteriaKey(repository.definition.resource, edge);
+    const counted = await this.counts.get(key, () => repository.count(edge, this.options));
+    return counted.total;
   }
 
   /**
@@ -509,6 +593,53 @@ export class ListingPager {
   }
 }
 
+/**
+ * Id bounds implied by a request's time ranges, from the scope's hourly histogram of that column,
+ * whose buckets keep their lowest and highest id: rows at or after `from` have ids at or above
+ * the lowest id of the buckets from `from`'s on, rows before `to` ids at or below the highest of
+ * those up to `to`'s, or above every id the histogram has seen (appended since). One bucket more
+ * on each side leaves room for a row committed late. Where ids grow with time (a log), a walk in
+ * id order then starts and ends at its window instead of passing every row outside it.
+ */
+function impliedIdBounds(
+  criteria: ListingCriteria,
+  histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
+): Condition[] {
+  const implied: Condition[] = [];
+  for (const [i, { binds, between }] of criteria.conditions.entries()) {
+    if (!binds?.range || !between || binds.column === 'id') continue;
+    const histogram = histogramOf(binds.column);
+    if (!histogram || histogram.buckets.some(([, , first]) => first === undefined)) continue;
+    const { size, buckets, maxId } = histogram;
+    const name = `implied_${i}`;
+    if (between.from !== undefined) {
+      const edge = Math.floor(between.from / size) - 1;
+      const ids = buckets.filter(([index]) => index >= edge).map(([, , first]) => first!);
+      const lowest = ids.length ? Math.min(...ids) : maxId + 1;
+      implied.push({
+        sql: `t.id >= :${name}_from`,
+        params: { [`${name}_from`]: lowest },
+        idRange: true,
+        binds: { column: 'id', range: true },
+        between: { from: lowest },
+      });
+    }
+    if (between.to !== undefined) {
+      const edge = Math.floor(between.to / size) + 1;
+      const ids = buckets.filter(([index]) => index <= edge).map(([, , , last]) => last!);
+      const highest = ids.length ? Math.max(...ids) : 0;
+      if (highest >= maxId) continue; // every id the histogram has seen: no bound
+      implied.push({
+        sql: `(t.id <= :${name}_to OR t.id > :${name}_seen)`,
+        params: { [`${name}_to`]: highest, [`${name}_seen`]: maxId },
+        binds: { column: 'id', range: true },
+        between: { to: highest },
+      });
+    }
+  }
+  return implied;
+}
+
 /** Whom the warm-up counts for: every organization's rows, as a platform-wide token sees them. */
 const PLATFORM: Principal = {
   tokenId: 0,
@@ -534,14 +665,20 @@ function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal 
     countedAt: previous.countedAt,
   };
   if (previous.buckets) {
-    const merged = new Map(previous.buckets);
-    for (const [bucket, rows] of appended.buckets ?? []) {
-      merged.set(bucket, (merged.get(bucket) ?? 0) + rows);
+    const merged = new Map(previous.buckets.map((bucket) => [bucket[0], bucket]));
+    for (const [index, rows, firstId, lastId] of appended.buckets ?? []) {
+      const [, before = 0, first = firstId, last = lastId] = merged.get(index) ?? [];
+      merged.set(index, [index, before + rows, minOf(first, firstId), maxOf(last, lastId)]);
     }
-    total.buckets = [...merged].sort(([a], [b]) => a - b);
+    total.buckets = [...merged.values()].sort(([a], [b]) => a - b);
   }
   return total;
 }
+
+const minOf = (a?: number, b?: number) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+const maxOf = (a?: number, b?: number) =>
+  a === undefined ? b : b === undefined ? a : Math.max(a, b);
 
 /** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
 const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({

@@ -74,6 +74,7 @@ export function choosePlan(
   const matches = Math.max(1, estimates.matches);
   const uniqueSort = paths.some((path) => path.sort === sortColumn && path.uniqueSort);
   let best: ListingPlan | undefined;
+  let bestEquals = 0;
   let countPath: { path: IndexPath; rows: number } | undefined;
   for (const path of [PRIMARY_KEY_PATH, ...paths]) {
     if (!path.equals.every((column) => bound.equals.has(column))) continue;
@@ -95,17 +96,28 @@ export function choosePlan(
       const covered = checked.every((column) => path.covers?.includes(column));
       const cost =
         Math.min(rows, depth * perMatch) * (checked.length && covered ? COVERED_CHECK_COST : 1);
-      consider({ kind: 'walk', index: path.index, uniqueSort, cost });
+      consider({ kind: 'walk', index: path.index, uniqueSort, cost }, path.equals.length);
     }
     if (!path.unique && path.sort !== sortColumn) {
-      consider({ kind: 'sort', index: path.index, uniqueSort, cost: rows * SORT_ROW_COST });
+      consider(
+        { kind: 'sort', index: path.index, uniqueSort, cost: rows * SORT_ROW_COST },
+        path.equals.length,
+      );
     }
   }
   // The primary key's walk is always a candidate, so there is a plan.
   const plan = best!;
   return { ...plan, countIndex: countPath?.path.index };
 
-  function consider(candidate: ListingPlan): void {
-    if (!best || candidate.cost < best.cost) best = candidate;
+  function consider(candidate: ListingPlan, equals: number): void {
+    // On a tie, the index binding more equality columns (the scope's, say) reads fewer rows.
+    if (
+      !best ||
+      candidate.cost < best.cost ||
+      (candidate.cost === best.cost && equals > bestEquals)
+    ) {
+      best = candidate;
+      bestEquals = equals;
+    }
   }
 }

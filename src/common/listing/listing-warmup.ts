@@ -9,6 +9,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { DatabaseAvailability } from '../../database/database-availability';
 import { ListingPager } from './listing-pager';
+import { ListingRollups } from './listing-rollup';
 import { ListingRepository } from './listing.repository';
 
 type AnyListingRepository = ListingRepository<{ id: number }>;
@@ -30,6 +31,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly pager: ListingPager,
+    private readonly rollups: ListingRollups,
     private readonly availability: DatabaseAvailability,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -44,8 +46,14 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
         warmupFilters(repository).map((filters) => ({ repository, filters })),
       );
     this.pending = work.length;
+    const repositories = [...new Set(work.map(({ repository }) => repository))];
     void this.availability.whenUp().then(async () => {
       const started = Date.now();
+      // The rollups first: the totals of the few-valued filters' values come from them.
+      for (const repository of repositories) {
+        if (this.stopped) return;
+        await this.rollups.build(repository).catch(() => undefined); // logged by the rollups
+      }
       for (const { repository, filters } of work) {
         if (this.stopped) return;
         try {

@@ -15,9 +15,12 @@ export interface ListingTotal {
   maxId: number;
   /** When the rows were last counted in full (ms since the epoch); advanced totals keep it. */
   countedAt?: number;
-  /** Rows per id bucket (`[bucket, rows]`, ascending), for totals of keyset walks. */
-  buckets?: [number, number][];
+  /** A histogram's buckets, ascending: for totals of keyset walks and windows, and id bounds. */
+  buckets?: Bucket[];
 }
+
+/** `[bucket, rows, lowest id, highest id]`; edges cut from a window carry no ids. */
+export type Bucket = [bucket: number, rows: number, firstId?: number, lastId?: number];
 
 /** Buckets of a sort column's values: `size` ids, or `size` seconds of a timestamp. */
 export interface SortBucket {
@@ -104,6 +107,74 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     options: PageOptions = {},
   ): Promise<ListingTotal> {
     const { where, params } = this.where(criteria);
+    const bucket = this.bucketOf(column, size);
+    const rows = await this.withRunner(
+      false,
+      (runner, statementLimit) =>
+        statementLimit.run<Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>>(
+          runner,
+          {
+            sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
+            params,
+          },
+        ),
+      options,
+    );
+    const buckets = rows.map((row): Bucket => [
+      Number(row.bucket),
+      Number(row.n),
+      Number(row.first_id),
+      Number(row.last_id),
+    ]);
+    return {
+      total: buckets.reduce((sum, [, n]) => sum + n, 0),
+      maxId: rows.reduce((max, row) => Math.max(max, Number(row.max_id)), 0),
+      buckets,
+    };
+  }
+
+  /**
+   * Rows of ids `(above, upTo]` per value of `columns` and hour of `time`, with each group's lowest
+   * and highest id: a stretch of the primary key, whatever the table's size (a rollup's chunk).
+   */
+  async countByGroup(
+    columns: readonly string[],
+    time: string,
+    above: number,
+    upTo: number,
+    options: PageOptions = {},
+  ): Promise<Record<string, unknown>[]> {
+    const groups = [...columns.map((column) => `t.${column}`), this.bucketOf(time, 3600)];
+    return this.withRunner(
+      false,
+      (runner, statementLimit) =>
+        statementLimit.run<Record<string, unknown>>(runner, {
+          sql:
+            `SELECT ${columns.map((column) => `t.${column} AS ${column}`).join(', ')}, ${groups.at(-1)} AS bucket,` +
+            ` COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id FROM ${this.from(PRIMARY_KEY)}` +
+            ` WHERE t.id > :group_above AND t.id <= :group_up_to GROUP BY ${groups.join(', ')}`,
+          params: { group_above: above, group_up_to: upTo },
+        }),
+      options,
+    );
+  }
+
+  /** The table's highest id (0 when empty). */
+  async highestIdNow(options: PageOptions = {}): Promise<number> {
+    const [row] = await this.withRunner(
+      false,
+      (runner, statementLimit) =>
+        statementLimit.run<{ max_id: unknown }>(runner, {
+          sql: `SELECT ${this.highestId()} AS max_id`,
+          params: {},
+        }),
+      options,
+    );
+    return Number(row?.max_id ?? 0);
+  }
+
+  /** `id` in runs of `size` ids, a timestamp in spans of `size` seconds since 1970. */
+  private bucketOf(column: string, size: number): string {
     const n = Math.trunc(size);
     const mysql = this.isMysql();
     const value =
@@ -113,22 +184,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
           ? `TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', t.${column})`
           : `CAST(strftime('%s', t.${column}) AS INTEGER)`;
     // Integer division: ids and times since 1970 are not negative (earlier times: see the pager).
-    const bucket = mysql ? `${value} DIV ${n}` : `(${value} / ${n})`;
-    const rows = await this.withRunner(
-      false,
-      (runner, statementLimit) =>
-        statementLimit.run<{ bucket: unknown; n: unknown; max_id: unknown }>(runner, {
-          sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, ${this.highestId()} AS max_id FROM ${this.from(criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
-          params,
-        }),
-      options,
-    );
-    const buckets = rows.map((row): [number, number] => [Number(row.bucket), Number(row.n)]);
-    return {
-      total: buckets.reduce((sum, [, n]) => sum + n, 0),
-      maxId: rows.reduce((max, row) => Math.max(max, Number(row.max_id)), 0),
-      buckets,
-    };
+    return mysql ? `${value} DIV ${n}` : `(${value} / ${n})`;
   }
 
   /** Whether `column` holds timestamps (UTC DATETIMEs). */
@@ -412,10 +468,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   private where(criteria: ListingCriteria): { where: string; params: Record<string, unknown> } {
-    if (criteria.conditions.length === 0) return { where: '', params: {} };
+    const conditions = [...criteria.conditions, ...(criteria.implied ?? [])];
+    if (conditions.length === 0) return { where: '', params: {} };
     const sqlite = !this.isMysql();
     const params: Record<string, unknown> = {};
-    const parts = criteria.conditions.map((condition) => {
+    const parts = conditions.map((condition) => {
       Object.assign(params, condition.params);
       return `(${(sqlite && condition.sqliteSql) || condition.sql})`;
     });
@@ -448,7 +505,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return `(SELECT MAX(m.id) FROM \`${this.definition.table}\` m)`;
   }
 
-  private isMysql(): boolean {
+  /** Whether the database compares text case-insensitively (MySQL's collations; SQLite: no). */
+  isMysql(): boolean {
     return this.dataSource.options.type === 'mysql';
   }
 }

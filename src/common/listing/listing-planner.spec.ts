@@ -1,0 +1,73 @@
+import { loginActivitiesListing } from '../../login-activities/login-activities.listing';
+import { usersListing } from '../../users/users.listing';
+import { choosePlan, RowEstimates } from './listing-planner';
+
+const bound = (equals: string[], ranges: string[] = []) => ({
+  equals: new Set(equals),
+  ranges: new Set(ranges),
+});
+
+/** Estimates from a table of rows per equality column, taken as independent. */
+function estimates(table: number, share: Record<string, number>, all: string[]): RowEstimates {
+  const rows = (columns: readonly string[]) =>
+    columns.reduce((n, column) => n * (share[column] ?? 1), table);
+  return { rows: (equals, ranges) => rows([...equals, ...ranges]), matches: rows(all) };
+}
+
+describe('choosePlan', () => {
+  const paths = loginActivitiesListing.indexes;
+
+  it('walks the sort’s index when the filters match many of its rows', () => {
+    const share = { success: 0.2, otp_required: 0.3 };
+    const plan = choosePlan(
+      paths,
+      bound(['success', 'otp_required']),
+      'created_at',
+      20,
+      estimates(5_000_000, share, ['success', 'otp_required']),
+    );
+    expect(plan).toMatchObject({ kind: 'walk', index: 'ix_login_activities_success_created_at' });
+    expect(plan.cost).toBeLessThan(1000);
+  });
+
+  it('walks a selective filter’s own index, which holds few rows, at any depth', () => {
+    const share = { authentication_method: 0.05, failure_reason: 0.0001 };
+    const all = ['authentication_method', 'failure_reason'];
+    const deep = choosePlan(paths, bound(all), 'created_at', 40_000, estimates(5e6, share, all));
+    expect(deep).toMatchObject({
+      kind: 'walk',
+      index: 'ix_login_activities_failure_reason_created_at',
+      cost: 500,
+    });
+  });
+
+  it('reads and sorts the matches of a selective index that is not in the sort’s order', () => {
+    const plan = choosePlan(
+      paths,
+      bound(['session_id']),
+      'created_at',
+      20,
+      estimates(5e6, { session_id: 1e-6 }, ['session_id']),
+    );
+    expect(plan).toMatchObject({ kind: 'sort', index: 'ix_login_activities_session_id' });
+  });
+
+  it('counts through the most selective index, whatever the sort', () => {
+    const share = { success: 0.2, ip_address: 0.00001 };
+    const all = ['success', 'ip_address'];
+    const plan = choosePlan(paths, bound(all), 'id', 20, estimates(5e6, share, all));
+    expect(plan.countIndex).toMatch(/^ix_login_activities_ip_address/);
+  });
+
+  it('always has a plan: a time window sorted by name is a walk of the name index or a sort', () => {
+    const plan = choosePlan(
+      usersListing.indexes,
+      bound([], ['created_at', '(name or email)']),
+      'name',
+      20,
+      estimates(200_000, { created_at: 0.01, '(name or email)': 0.01 }, ['created_at']),
+    );
+    expect(['walk', 'sort']).toContain(plan.kind);
+    expect(plan.index).toBeDefined();
+  });
+});

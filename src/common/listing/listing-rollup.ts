@@ -1,0 +1,262 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import type { Condition, ListingCriteria } from './listing-criteria';
+import type { ListingRepository, PageOptions } from './listing.repository';
+
+/** Ids a rollup's statement reads at once: a short stretch of the primary key. */
+const CHUNK_IDS = 100_000;
+const HOUR_MS = 3_600_000;
+
+type AnyRepository = ListingRepository<{ id: number }>;
+
+/** One hour of one combination of values: its rows, lowest and highest id. */
+type Cell = [rows: number, firstId: number, lastId: number];
+
+/** Row counts per hour for each combination of a listing's few-valued columns. */
+class Rollup {
+  /** Combination (its values as JSON) → its values and its hours. */
+  readonly combinations = new Map<string, { values: unknown[]; hours: Map<number, Cell> }>();
+  /** Every id up to this one is counted. */
+  maxId = 0;
+  builtAt = Date.now();
+  advancedAt = Date.now();
+
+  add(values: unknown[], hour: number, [rows, firstId, lastId]: Cell): void {
+    const key = JSON.stringify(values);
+    let combination = this.combinations.get(key);
+    if (!combination) this.combinations.set(key, (combination = { values, hours: new Map() }));
+    const cell = combination.hours.get(hour);
+    if (!cell) combination.hours.set(hour, [rows, firstId, lastId]);
+    else
+      combination.hours.set(hour, [
+        cell[0] + rows,
+        Math.min(cell[1], firstId),
+        Math.max(cell[2], lastId),
+      ]);
+  }
+}
+
+/** What a rollup answers: the rows of whole hours, and the partial hours left to count. */
+export interface RolledTotal {
+  total: number;
+  maxId: number;
+  /** Partial hours at the window's edges, `[from, to)` in ms: their rows are not in `total`. */
+  edges: [number, number][];
+}
+
+/**
+ * A rollup per listing that declares one (`rollup` in its definition): the count of rows per hour
+ * of its time column for each combination of its few-valued columns. It is built in the
+ * background along the primary key in short stretches, advanced by the rows appended since (the
+ * ids above its highest) once older than the count cache's TTL, and built again every
+ * COUNT_CACHE_FULL_RECOUNT_MS (rows deleted or committed late). The total of any combination of
+ * those filters, with or without a time window, is then a sum in memory, whatever the table's size.
+ */
+@Injectable()
+export class ListingRollups {
+  private readonly logger = new Logger(ListingRollups.name);
+  private readonly rollups = new Map<string, Rollup>();
+  private readonly building = new Map<string, Promise<Rollup>>();
+  private readonly advancing = new Map<string, Promise<void>>();
+  private readonly options: PageOptions;
+  private readonly ttlMs: number;
+  private readonly rebuildMs: number;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.ttlMs = config.countCacheTtlMs;
+    this.rebuildMs = config.countCacheFullRecountMs;
+    this.options = {
+      statementTimeoutMs: config.countCacheRecountTimeoutMs,
+      preparedStatements: config.database.preparedStatements > 0,
+    };
+  }
+
+  /** Builds the listing's rollup unless it has one; resolves when it is there. */
+  async build(repository: AnyRepository): Promise<void> {
+    if (!repository.definition.rollup || this.rollups.has(repository.definition.resource)) return;
+    await this.rebuild(repository);
+  }
+
+  /**
+   * The total of `criteria` from the rollup (advanced first when older than the TTL), or
+   * undefined where it does not answer (`answers`).
+   */
+  async total(
+    repository: AnyRepository,
+    criteria: ListingCriteria,
+    /** A recount no request waits for: it waits for a rebuild that is due. */
+    background = false,
+  ): Promise<RolledTotal | undefined> {
+    const match = this.matcher(repository, criteria.conditions);
+    if (!match) return undefined;
+    const rollup = await this.current(repository, background);
+    if (!rollup) return undefined;
+    const { from = -Infinity, to = Infinity } = match.window;
+    // Whole hours inside the window, and the partial ones at its edges.
+    const firstWhole = Math.ceil(from / HOUR_MS);
+    const endWhole = Math.floor(to / HOUR_MS);
+    const edges: [number, number][] = [];
+    if (firstWhole > endWhole) edges.push([from, to]);
+    else {
+      if (Number.isFinite(from) && from < firstWhole * HOUR_MS)
+        edges.push([from, firstWhole * HOUR_MS]);
+      if (Number.isFinite(to) && endWhole * HOUR_MS < to) edges.push([endWhole * HOUR_MS, to]);
+    }
+    let total = 0;
+    for (const { values, hours } of rollup.combinations.values()) {
+      if (!match.values(values)) continue;
+      for (const [hour, [rows]] of hours) {
+        if (hour >= firstWhole && hour < endWhole) total += rows;
+      }
+    }
+    return { total, maxId: rollup.maxId, edges };
+  }
+
+  /**
+   * Whether the listing's rollup is built and the criteria are of the kind it splits by (which
+   * starts building it in the background, when it is not).
+   */
+  answers(repository: AnyRepository, criteria: ListingCriteria): boolean {
+    if (!this.matcher(repository, criteria.conditions)) return false;
+    if (this.rollups.has(repository.definition.resource)) return true;
+    void this.rebuild(repository).catch(() => undefined);
+    return false;
+  }
+
+  /**
+   * An estimate of `conditions`' rows from the rollup as it is (partial hours taken whole), or
+   * undefined; never waits, never counts.
+   */
+  estimate(repository: AnyRepository, conditions: Condition[]): number | undefined {
+    const rollup = this.rollups.get(repository.definition.resource);
+    const match = rollup && this.matcher(repository, conditions);
+    if (!match) return undefined;
+    const first = Math.floor((match.window.from ?? -Infinity) / HOUR_MS);
+    const end = Math.ceil((match.window.to ?? Infinity) / HOUR_MS);
+    let total = 0;
+    for (const { values, hours } of rollup.combinations.values()) {
+      if (!match.values(values)) continue;
+      for (const [hour, [rows]] of hours) if (hour >= first && hour < end) total += rows;
+    }
+    return total;
+  }
+
+  /** The rollup, advanced when older than the TTL; undefined (building) when there is none. */
+  private async current(
+    repository: AnyRepository,
+    background: boolean,
+  ): Promise<Rollup | undefined> {
+    const { resource } = repository.definition;
+    let rollup = this.rollups.get(resource);
+    if (!rollup) {
+      void this.rebuild(repository).catch(() => undefined);
+      return undefined;
+    }
+    const now = Date.now();
+    if (now - rollup.builtAt >= this.rebuildMs) {
+      // A request is served from the rollup as it is meanwhile.
+      const rebuilt = this.rebuild(repository);
+      if (background) rollup = await rebuilt;
+      else void rebuilt.catch(() => undefined);
+    }
+    if (now - rollup.advancedAt >= this.ttlMs) {
+      let advancing = this.advancing.get(resource);
+      if (!advancing) {
+        advancing = this.fill(repository, rollup).finally(() => this.advancing.delete(resource));
+        this.advancing.set(resource, advancing);
+      }
+      await advancing;
+    }
+    return rollup;
+  }
+
+  private rebuild(repository: AnyRepository): Promise<Rollup> {
+    const { resource } = repository.definition;
+    let building = this.building.get(resource);
+    if (!building) {
+      const started = Date.now();
+      const rollup = new Rollup();
+      building = this.fill(repository, rollup)
+        .then(() => {
+          this.rollups.set(resource, rollup);
+          this.logger.log(
+            `${resource}: rolled up ${rollup.maxId} ids in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+          );
+          return rollup;
+        })
+        .catch((error: Error) => {
+          this.logger.warn(`${resource}: building the rollup failed: ${error.message}`);
+          throw error;
+        })
+        .finally(() => this.building.delete(resource));
+      this.building.set(resource, building);
+    }
+    return building;
+  }
+
+  /** Adds the rows above the rollup's highest id, a stretch of the primary key at a time. */
+  private async fill(repository: AnyRepository, rollup: Rollup): Promise<void> {
+    const { columns, time } = repository.definition.rollup!;
+    const highest = await repository.highestIdNow(this.options);
+    for (let above = rollup.maxId; above < highest; above += CHUNK_IDS) {
+      const upTo = Math.min(highest, above + CHUNK_IDS);
+      const groups = await repository.countByGroup(columns, time, above, upTo, this.options);
+      for (const group of groups) {
+        rollup.add(
+          columns.map((column) => group[column] ?? null),
+          Number(group.bucket),
+          [Number(group.n), Number(group.first_id), Number(group.last_id)],
+        );
+      }
+      rollup.maxId = upTo;
+    }
+    rollup.advancedAt = Date.now();
+  }
+
+  /**
+   * What of a rollup's combinations and hours the conditions keep, or undefined when one of them
+   * is not an equality on a rolled-up column or a range of its time.
+   */
+  private matcher(repository: AnyRepository, conditions: Condition[]) {
+    const { rollup } = repository.definition;
+    if (!rollup) return undefined;
+    const wanted = new Map<number, unknown>();
+    const window: { from?: number; to?: number } = {};
+    for (const condition of conditions) {
+      const { binds, between, params } = condition;
+      if (!binds || condition.idRange) return undefined;
+      if (binds.range) {
+        if (binds.column !== rollup.time || !between) return undefined;
+        if (between.from !== undefined)
+          window.from = Math.max(window.from ?? -Infinity, between.from);
+        // `between.to` is inclusive (the last ms); the window's end is exclusive.
+        if (between.to !== undefined) window.to = Math.min(window.to ?? Infinity, between.to + 1);
+        continue;
+      }
+      const index = rollup.columns.indexOf(binds.column);
+      if (index < 0) return undefined;
+      wanted.set(index, Object.values(params)[0]);
+    }
+    const same = repository.isMysql() ? sameCaseInsensitive : sameExactly;
+    return {
+      window,
+      values: (values: unknown[]) =>
+        [...wanted].every(([index, value]) => same(values[index], value)),
+    };
+  }
+}
+
+const normalize = (value: unknown): unknown =>
+  typeof value === 'boolean' ? (value ? 1 : 0) : typeof value === 'bigint' ? Number(value) : value;
+
+function sameExactly(stored: unknown, wanted: unknown): boolean {
+  const [a, b] = [normalize(stored), normalize(wanted)];
+  return typeof a === 'number' || typeof b === 'number' ? Number(a) === Number(b) : a === b;
+}
+
+/** MySQL's `_ci` collations: case and trailing spaces aside (the GROUP BY merged such values too). */
+function sameCaseInsensitive(stored: unknown, wanted: unknown): boolean {
+  const [a, b] = [normalize(stored), normalize(wanted)];
+  if (typeof a !== 'string' || typeof b !== 'string') return sameExactly(a, b);
+  return a.trimEnd().toLowerCase() === b.trimEnd().toLowerCase();
+}

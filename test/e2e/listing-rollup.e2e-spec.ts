@@ -1,0 +1,114 @@
+import { seedDemoData } from '../../src/database/seed/demo-data';
+import { eventually, startTestApp, TestApp, watchStatements } from '../kit';
+
+/**
+ * The login activity rollup (rows per hour for each combination of the few-valued columns): the
+ * total of any combination of `success`, `otp_required`, `authentication_method`,
+ * `oauth_provider` and `failure_reason`, with or without a time window, is summed from it, plus
+ * the partial hours at a window's edges and the rows appended since it. No statement counts the
+ * filters' rows across the table, and every total is the database's count.
+ */
+describe('totals of any combination of the few-valued filters, from the rollup', () => {
+  let seeded: TestApp;
+  let kit: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    seeded = await startTestApp();
+    await seedDemoData(seeded.dataSource, {
+      users: 60,
+      activities: 3000,
+      organizations: 3,
+      batchSize: 500,
+      now: new Date('2026-11-21T00:00:00.000Z'),
+    });
+    kit = await startTestApp({
+      database: seeded.database,
+      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', TAIL_HOLDBACK_MS: '0' },
+    });
+    const metrics = await eventually(
+      async () => (await kit.http().get('/metrics').expect(200)).text,
+      (text) => /^listing_warmup_pending 0$/m.test(text),
+      30_000,
+    );
+    expect(metrics).toMatch(/^listing_warmup_pending 0$/m);
+    token = await kit.token();
+  }, 90_000);
+
+  afterAll(async () => {
+    await kit?.close();
+    await seeded?.close();
+  });
+
+  const sql = (iso: string) => `'${iso.replace('T', ' ').replace('Z', '')}'`;
+  const from = '2026-10-03T10:17:31.000Z';
+  const to = '2026-11-02T03:40:00.000Z';
+  const cases: [string, string][] = [
+    ['success=false&otp_required=true', 'success = 0 AND otp_required = 1'],
+    [
+      'authentication_method=password&success=false',
+      "authentication_method = 'password' AND success = 0",
+    ],
+    [
+      'authentication_method=oauth&oauth_provider=google',
+      "authentication_method = 'oauth' AND oauth_provider = 'google'",
+    ],
+    [
+      'failure_reason=account_locked&otp_required=false',
+      "failure_reason = 'account_locked' AND otp_required = 0",
+    ],
+    [`success=false&created_from=${from}`, `success = 0 AND created_at >= ${sql(from)}`],
+    [
+      `oauth_provider=github&created_from=${from}&created_to=${to}`,
+      `oauth_provider = 'github' AND created_at >= ${sql(from)} AND created_at < ${sql(to)}`,
+    ],
+    [
+      `created_from=${from}&created_to=${to}`,
+      `created_at >= ${sql(from)} AND created_at < ${sql(to)}`,
+    ],
+  ];
+
+  async function count(where: string): Promise<number> {
+    const [row] = await kit.dataSource.query<{ n: number }[]>(
+      `SELECT COUNT(*) AS n FROM login_activities WHERE ${where}`,
+    );
+    return Number(row.n);
+  }
+
+  it.each(cases)(
+    '?%s: the database’s count, with no count across the table',
+    async (query, where) => {
+      const watch = watchStatements(kit.dataSource);
+      const reply = await kit
+        .as(token)
+        .get(`/v1/login_activities?${query}&sort=-created_at`)
+        .expect(200);
+      const counts = watch.statements().filter((s) => /^SELECT COUNT\(\*\)/.test(s));
+      watch.stop();
+      expect(reply.headers['x-total-count']).toBe(String(await count(where)));
+      // Only the rows appended since the rollup (ids above it) and a window's partial hours.
+      const acrossTable = counts.filter(
+        (s) =>
+          !/\(t\.id > (\?|\d+)\)/.test(s) && !/t\.created_at >= \S+ AND t\.created_at < /.test(s),
+      );
+      expect(acrossTable).toEqual([]);
+    },
+  );
+
+  it('counts a row appended after the rollup in the first total of a new combination', async () => {
+    await kit.data.loginActivity({
+      success: false,
+      otp_required: true,
+      authentication_method: 'passkey',
+      failure_reason: 'otp_expired',
+      created_at: new Date('2026-11-20T12:00:00.000Z'),
+    });
+    const reply = await kit
+      .as(token)
+      .get('/v1/login_activities?authentication_method=passkey&failure_reason=otp_expired')
+      .expect(200);
+    const where = "authentication_method = 'passkey' AND failure_reason = 'otp_expired'";
+    expect(Number(reply.headers['x-total-count'])).toBe(await count(where));
+    expect(await count(where)).toBeGreaterThan(0);
+  });
+});
