@@ -10,7 +10,7 @@ const BOUNDED_ROWS = 1_000;
 /** Shares of the rows a filter is taken to keep when nothing counted says better. */
 const GUESSED_SHARE = { equals: 0.01, range: 0.25, prefix: 0.02 };
 
-/** A histogram of the scope's rows by a column: buckets of `size` ids, or of `size` ms. */
+/** A histogram of the table's rows by a column: buckets of `size` ids, or of `size` ms. */
 export interface Histogram {
   size: number;
   buckets: readonly Bucket[];
@@ -19,14 +19,14 @@ export interface Histogram {
 export interface EstimateSources {
   /** The rows of a set of conditions, where a cached total or a rollup tells them. */
   total(conditions: Condition[]): number | undefined;
-  /** The scope's histogram by `column` (`id` or a timestamp), when counted. */
+  /** The table's histogram by `column` (`id` or a timestamp), when counted. */
   histogram(column: string): Histogram | undefined;
 }
 
 /**
  * Estimates of the rows a criteria's conditions match, from what the count cache holds: exact for
- * a set of conditions counted before; otherwise the scope's rows times each condition's share, as
- * its own cached total, the scope's histogram of its column (a range of ids or times) or what the
+ * a set of conditions counted before; otherwise the table's rows times each condition's share, as
+ * its own cached total, the table's histogram of its column (a range of ids or times) or what the
  * listing declares (few values, a bounded column) says, or a guess. Conditions are taken as
  * independent, except implied ones, which narrow the index a walk reads but not the matches.
  */
@@ -35,13 +35,14 @@ export function rowEstimates(
   criteria: ListingCriteria,
   sources: EstimateSources,
 ): RowEstimates {
-  const scope = criteria.conditions.filter((c) => 'scope_organization_id' in c.params);
-  const filters = criteria.conditions.filter((c) => !scope.includes(c));
+  // The scope is a condition like any other: an index that does not start with it reads the
+  // other organizations' rows too.
+  const filters = criteria.conditions;
   const implied = criteria.implied ?? [];
-  const scopeRows = sources.total(scope) ?? UNKNOWN_TABLE_ROWS;
+  const tableRows = sources.total([]) ?? UNKNOWN_TABLE_ROWS;
   const share = (condition: Condition): number => {
-    const counted = implied.includes(condition) ? undefined : sources.total([...scope, condition]);
-    if (counted !== undefined) return counted / Math.max(1, scopeRows);
+    const counted = implied.includes(condition) ? undefined : sources.total([condition]);
+    if (counted !== undefined) return counted / Math.max(1, tableRows);
     const column = condition.binds?.column;
     if (column && condition.between) {
       const histogram = sources.histogram(column);
@@ -56,14 +57,14 @@ export function rowEstimates(
       (path) =>
         (path.bounded || path.unique) && path.equals.length === 1 && path.equals[0] === column,
     );
-    return bounded ? Math.min(1, BOUNDED_ROWS / scopeRows) : GUESSED_SHARE.equals;
+    return bounded ? Math.min(1, BOUNDED_ROWS / tableRows) : GUESSED_SHARE.equals;
   };
   const rowsOf = (conditions: Condition[]): number => {
     const counted = conditions.some((c) => implied.includes(c))
       ? undefined
-      : sources.total([...scope, ...conditions]);
+      : sources.total(conditions);
     if (counted !== undefined) return counted;
-    return conditions.reduce((rows, condition) => rows * share(condition), scopeRows);
+    return conditions.reduce((rows, condition) => rows * share(condition), tableRows);
   };
   return {
     matches: rowsOf(filters),

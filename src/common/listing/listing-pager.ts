@@ -199,10 +199,10 @@ export class ListingPager {
     depth: number,
   ): ListingCriteria {
     const { definition } = repository;
-    const scope = criteria.conditions.filter((c) => 'scope_organization_id' in c.params);
-    const scopeKey = criteriaKey(definition.resource, { ...criteria, conditions: scope });
+    // The whole table's histograms: their bounds and shares hold under any scope and filter.
+    const tableKey = criteriaKey(definition.resource, { ...criteria, conditions: [] });
     const histogramOf = (column: string) => {
-      const counted = this.counts.peek(bucketsKey(scopeKey, column));
+      const counted = this.counts.peek(bucketsKey(tableKey, column));
       if (!counted?.buckets) return undefined;
       const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
       return { size, buckets: counted.buckets, maxId: counted.maxId };
@@ -594,7 +594,7 @@ export class ListingPager {
 }
 
 /**
- * Id bounds implied by a request's time ranges, from the scope's hourly histogram of that column,
+ * Id bounds implied by a request's time ranges, from the table's hourly histogram of that column,
  * whose buckets keep their lowest and highest id: rows at or after `from` have ids at or above
  * the lowest id of the buckets from `from`'s on, rows before `to` ids at or below the highest of
  * those up to `to`'s, or above every id the histogram has seen (appended since). One bucket more
