@@ -1,7 +1,7 @@
 /**
- * M, the filter × sort × depth matrix (`--matrix`, issue 26): every filter of each listing alone
- * (and the README's combined examples), with every sort, at page 1, the middle page and the page
- * at 90% of page_count (limit 20), one request at a time. Each request is sent twice in a row: the
+ * M, the filter × sort × depth matrix (`--matrix`, issues 26 and 35): every filter of each listing
+ * alone and the pairs consumers send, with every sort, at page 1, the middle page and the page at
+ * 90% of page_count (limit 20), then five steps of `next` from page 1, one request at a time. Each request is sent twice in a row: the
  * first time ("cold": the statement and, on page 1, the total not yet asked for) and at once
  * again ("warm": the count cache and the buffer pool as the first left them).
  *
@@ -17,7 +17,7 @@ export interface MatrixTokens {
   organizationId: number;
 }
 
-export type Depth = 'first' | 'middle' | '90%';
+export type Depth = 'first' | 'middle' | '90%' | 'next';
 
 export interface MatrixRow {
   token: 'unscoped' | 'scoped';
@@ -38,6 +38,8 @@ export interface MatrixRow {
   msSettled?: number;
   /** A refusal's or an error's detail and parameter messages. */
   detail?: string;
+  /** The request itself, where it is a `next` link rather than a page number. */
+  path?: string;
 }
 
 export interface MatrixSummary {
@@ -167,6 +169,8 @@ interface Reply {
   ms: number;
   pageCount?: number;
   detail?: string;
+  /** The `next` link's target. */
+  next?: string;
 }
 
 async function timedGet(server: RunningServer, path: string, token: string): Promise<Reply> {
@@ -180,7 +184,8 @@ async function timedGet(server: RunningServer, path: string, token: string): Pro
     const ms = performance.now() - started;
     if (response.status === 200) {
       const body = JSON.parse(text) as { pagination: { page_count: number } };
-      return { status: 200, ms, pageCount: Number(body.pagination.page_count) };
+      const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
+      return { status: 200, ms, pageCount: Number(body.pagination.page_count), next };
     }
     let detail = text.slice(0, 300);
     try {
@@ -239,6 +244,7 @@ export async function benchMatrix(
         const query = (page: number) =>
           `${listing.path}?${filters ? `${filters}&` : ''}sort=${sort}&page=${page}&limit=${LIMIT}`;
         let pageCount: number | undefined;
+        let firstNext: string | undefined;
         for (const depth of ['first', 'middle', '90%'] as const) {
           const page =
             depth === 'first'
@@ -269,6 +275,32 @@ export async function benchMatrix(
           console.log(`[bench] M ${formatRow(row).join('  ')}`);
           // A refusal or a failure on page 1 leaves no page_count to go deeper with.
           if (pageCount === undefined) break;
+          if (depth === 'first') firstNext = cold.next ?? warm.next;
+        }
+        // Five steps of `next` from page 1, each asked once.
+        let next = firstNext;
+        for (let step = 2; step <= 6 && next; step++) {
+          const path = new URL(next, server.baseUrl);
+          const reply = await timedGet(server, `${path.pathname}${path.search}`, secret);
+          const row: MatrixRow = {
+            token,
+            listing: listing.path,
+            filters: filters || '(none)',
+            sort,
+            depth: 'next',
+            page: step,
+            pageCount,
+            statusCold: reply.status,
+            statusWarm: reply.status,
+            msCold: Math.round(reply.ms * 10) / 10,
+            msWarm: Math.round(reply.ms * 10) / 10,
+            outcome: outcomeOf(reply, reply),
+            detail: reply.detail,
+            path: `${path.pathname}${path.search}`,
+          };
+          rows.push(row);
+          console.log(`[bench] M ${formatRow(row).join('  ')}`);
+          next = reply.next;
         }
       }
     }
@@ -281,7 +313,7 @@ export async function benchMatrix(
     const filters = row.filters === '(none)' ? '' : `${row.filters}&`;
     const settled = await timedGet(
       server,
-      `${row.listing}?${filters}sort=${row.sort}&page=${row.page}&limit=${LIMIT}`,
+      row.path ?? `${row.listing}?${filters}sort=${row.sort}&page=${row.page}&limit=${LIMIT}`,
       secret,
     );
     row.statusSettled = settled.status;
