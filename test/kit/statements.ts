@@ -16,8 +16,6 @@ export function watchStatements(dataSource: DataSource) {
     fullCounts: () =>
       statements().filter((sql) => /^SELECT COUNT\(\*\) AS total/.test(sql) && !/t\.id >/.test(sql))
         .length,
-    /** Every count of a listing's rows: in full, or of the rows appended since a total or rollup. */
-    counts: () => statements().filter((sql) => /^SELECT COUNT\(\*\) AS total/.test(sql)).length,
     stop: () => escape.mockRestore(),
   };
 }

@@ -46,8 +46,8 @@ export interface RolledTotal {
 
 /**
  * A rollup per listing that declares one (`rollup` in its definition): the count of rows per hour
- * of its time column for each combination of its few-valued columns. It is built in the
- * background along the primary key in short stretches, advanced by the rows appended since (the
+ * of its time column for each combination of its few-valued columns. The warm-up builds it in the
+ * background along the primary key in short stretches (COUNT_CACHE_WARMUP=false: no rollup), advanced by the rows appended since (the
  * ids above its highest) once older than the count cache's TTL, and built again every
  * COUNT_CACHE_FULL_RECOUNT_MS (rows deleted or committed late). The total of any combination of
  * those filters, with or without a time window, is then a sum in memory, whatever the table's size.
@@ -112,15 +112,10 @@ export class ListingRollups {
     return { total, maxId: rollup.maxId, edges };
   }
 
-  /**
-   * Whether the listing's rollup is built and the criteria are of the kind it splits by (which
-   * starts building it in the background, when it is not).
-   */
+  /** Whether the listing's rollup is built (by the warm-up) and splits by the criteria's kind. */
   answers(repository: AnyRepository, criteria: ListingCriteria): boolean {
-    if (!this.matcher(repository, criteria.conditions)) return false;
-    if (this.rollups.has(repository.definition.resource)) return true;
-    void this.rebuild(repository).catch(() => undefined);
-    return false;
+    if (!this.rollups.has(repository.definition.resource)) return false;
+    return this.matcher(repository, criteria.conditions) !== undefined;
   }
 
   /**
@@ -141,17 +136,14 @@ export class ListingRollups {
     return total;
   }
 
-  /** The rollup, advanced when older than the TTL; undefined (building) when there is none. */
+  /** The rollup, advanced when older than the TTL; undefined when there is none. */
   private async current(
     repository: AnyRepository,
     background: boolean,
   ): Promise<Rollup | undefined> {
     const { resource } = repository.definition;
     let rollup = this.rollups.get(resource);
-    if (!rollup) {
-      void this.rebuild(repository).catch(() => undefined);
-      return undefined;
-    }
+    if (!rollup) return undefined;
     const now = Date.now();
     if (now - rollup.builtAt >= this.rebuildMs) {
       // A request is served from the rollup as it is meanwhile.
