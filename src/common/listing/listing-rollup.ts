@@ -14,26 +14,60 @@ type Cell = [rows: number, firstId: number, lastId: number];
 
 /** Row counts per hour for each combination of a listing's few-valued columns. */
 class Rollup {
-  /** Combination (its values as JSON) → its values and its hours. */
-  readonly combinations = new Map<string, { values: unknown[]; hours: Map<number, Cell> }>();
+  /** Combination (its values as JSON) → its values, its rows and its hours. */
+  readonly combinations = new Map<
+    string,
+    { values: unknown[]; rows: number; hours: Map<number, Cell> }
+  >();
   /** Every id up to this one is counted. */
   maxId = 0;
   builtAt = Date.now();
   advancedAt = Date.now();
+  /** Sums asked for since the last rows were added: requests ask the same few again and again. */
+  private readonly sums = new Map<string, number>();
 
   add(values: unknown[], hour: number, [rows, firstId, lastId]: Cell): void {
+    this.sums.clear();
     const key = JSON.stringify(values);
     let combination = this.combinations.get(key);
-    if (!combination) this.combinations.set(key, (combination = { values, hours: new Map() }));
+    if (!combination) {
+      this.combinations.set(key, (combination = { values, rows: 0, hours: new Map() }));
+    }
+    combination.rows += rows;
     const cell = combination.hours.get(hour);
     if (!cell) combination.hours.set(hour, [rows, firstId, lastId]);
-    else
+    else {
       combination.hours.set(hour, [
         cell[0] + rows,
         Math.min(cell[1], firstId),
         Math.max(cell[2], lastId),
       ]);
+    }
   }
+
+  /** The rows of the combinations `match` keeps, in the hours `[first, end)`. */
+  sum(match: Match, first: number, end: number): number {
+    const key = `${match.key}|${first}|${end}`;
+    let total = this.sums.get(key);
+    if (total === undefined) {
+      total = 0;
+      const everyHour = first === -Infinity && end === Infinity;
+      for (const { values, rows, hours } of this.combinations.values()) {
+        if (!match.values(values)) continue;
+        if (everyHour) total += rows;
+        else for (const [hour, [n]] of hours) if (hour >= first && hour < end) total += n;
+      }
+      this.sums.set(key, total);
+    }
+    return total;
+  }
+}
+
+/** What of a rollup a criteria keeps: combinations, by their values, and a window of time. */
+interface Match {
+  key: string;
+  values: (values: unknown[]) => boolean;
+  window: { from?: number; to?: number };
 }
 
 /** What a rollup answers: the rows of whole hours, and the partial hours left to count. */
@@ -102,13 +136,7 @@ export class ListingRollups {
         edges.push([from, firstWhole * HOUR_MS]);
       if (Number.isFinite(to) && endWhole * HOUR_MS < to) edges.push([endWhole * HOUR_MS, to]);
     }
-    let total = 0;
-    for (const { values, hours } of rollup.combinations.values()) {
-      if (!match.values(values)) continue;
-      for (const [hour, [rows]] of hours) {
-        if (hour >= firstWhole && hour < endWhole) total += rows;
-      }
-    }
+    const total = rollup.sum(match, firstWhole, endWhole);
     return { total, maxId: rollup.maxId, edges };
   }
 
@@ -128,12 +156,7 @@ export class ListingRollups {
     if (!match) return undefined;
     const first = Math.floor((match.window.from ?? -Infinity) / HOUR_MS);
     const end = Math.ceil((match.window.to ?? Infinity) / HOUR_MS);
-    let total = 0;
-    for (const { values, hours } of rollup.combinations.values()) {
-      if (!match.values(values)) continue;
-      for (const [hour, [rows]] of hours) if (hour >= first && hour < end) total += rows;
-    }
-    return total;
+    return rollup.sum(match, first, end);
   }
 
   /** The rollup, advanced when older than the TTL; undefined when there is none. */
@@ -209,7 +232,7 @@ export class ListingRollups {
    * What of a rollup's combinations and hours the conditions keep, or undefined when one of them
    * is not an equality on a rolled-up column or a range of its time.
    */
-  private matcher(repository: AnyRepository, conditions: Condition[]) {
+  private matcher(repository: AnyRepository, conditions: Condition[]): Match | undefined {
     const { rollup } = repository.definition;
     if (!rollup) return undefined;
     const wanted = new Map<number, unknown>();
@@ -231,6 +254,7 @@ export class ListingRollups {
     }
     const same = repository.isMysql() ? sameCaseInsensitive : sameExactly;
     return {
+      key: JSON.stringify([...wanted].sort(([a], [b]) => a - b)),
       window,
       values: (values: unknown[]) =>
         [...wanted].every(([index, value]) => same(values[index], value)),
