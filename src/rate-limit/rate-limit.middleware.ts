@@ -2,6 +2,7 @@ import { HttpStatus, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import onHeaders from 'on-headers';
 import { hashToken, presentedToken } from '../auth/token-format';
+import { EXPORTED_ROWS } from '../common/listing/listing-export';
 import { sendProblem } from '../common/problem-details/problem-details.filter';
 import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
 
@@ -17,11 +18,6 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
  *   times in a minute gets 429 for any token until the window ends, so guessing tokens cannot
  *   turn into a flood of database look-ups.
  */
-/**
- * Rows an NDJSON export has sent so far, kept on `response.locals` by the export: the request
- * spends one more request of budget per `rowsPerRequest` of them when it ends.
- */
-export const EXPORTED_ROWS = 'exportedRows';
 
 export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) {
   const logger = new Logger('RateLimit');

@@ -45,3 +45,9 @@ export class ListingExport extends Readable {
     );
   }
 }
+
+/**
+ * Rows an NDJSON export has sent so far, kept on `response.locals` by the export: the request
+ * spends one more request of budget per `rowsPerRequest` of them when it ends.
+ */
+export const EXPORTED_ROWS = 'exportedRows';

@@ -2,8 +2,6 @@ import { createHash } from 'node:crypto';
 import {
   CallHandler,
   ExecutionContext,
-  HttpException,
-  HttpStatus,
   Injectable,
   Logger,
   NestInterceptor,
@@ -11,21 +9,14 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
-import { EXPORTED_ROWS } from '../../rate-limit/rate-limit.middleware';
-import { ListingExport } from './listing-export';
+import { NotModified } from '../problem-details/problem.exception';
+import { EXPORTED_ROWS, ListingExport } from './listing-export';
 import { NDJSON } from './listing-format.decorator';
 import { Page } from './page';
 
 export interface PageEnvelope<T> {
   data: T[];
   pagination: { current_page: number; limit: number; page_count: number };
-}
-
-/** A conditional GET whose tag matched: the problem-details filter answers it with a bare 304. */
-export class NotModified extends HttpException {
-  constructor() {
-    super('Not Modified', HttpStatus.NOT_MODIFIED);
-  }
 }
 
 /**

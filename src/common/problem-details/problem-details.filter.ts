@@ -9,9 +9,8 @@ import {
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import { redactTokens } from '../auth/token-redaction';
-import { ProblemException, ProblemOptions } from './problem.exception';
+import { NotModified, ProblemException, ProblemOptions } from './problem.exception';
 import { isDatabaseUnavailable } from './database-errors';
-import { NotModified } from '../listing/page-envelope.interceptor';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 

@@ -29,3 +29,10 @@ export class ProblemException extends HttpException {
     return new ProblemException(HttpStatus.BAD_REQUEST, detail, { errors });
   }
 }
+
+/** A conditional GET whose tag matched: the problem-details filter answers it with a bare 304. */
+export class NotModified extends HttpException {
+  constructor() {
+    super('Not Modified', HttpStatus.NOT_MODIFIED);
+  }
+}
