@@ -24,7 +24,12 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     });
     kit = await startTestApp({
       database: seeded.database,
-      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', TAIL_HOLDBACK_MS: '0' },
+      env: {
+        COUNT_CACHE_WARMUP: 'true',
+        COUNT_CACHE_TTL_MS: '60000',
+        TAIL_HOLDBACK_MS: '0',
+        DEEP_PAGE_ROWS: '40',
+      },
     });
     const metrics = await eventually(
       async () => (await kit.http().get('/metrics').expect(200)).text,
@@ -92,6 +97,37 @@ describe('totals of any combination of the few-valued filters, from the rollup',
           !/\(t\.id > (\?|\d+)\)/.test(s) && !/t\.created_at >= \S+ AND t\.created_at < /.test(s),
       );
       expect(acrossTable).toEqual([]);
+    },
+  );
+
+  it.each(['created_at', '-created_at', 'id', '-id'])(
+    'positions the deep pages of a pair, sort=%s, from the rollup: every page the database’s',
+    async (sort) => {
+      const where = 'success = 0 AND otp_required = 0';
+      const column = sort.replace('-', '');
+      const order = sort.startsWith('-') ? 'DESC' : 'ASC';
+      const rows = await kit.dataSource.query<{ id: number }[]>(
+        `SELECT id FROM login_activities WHERE ${where} ORDER BY ${column} ${order}, id ${order}`,
+      );
+      const expected = rows.map((row) => Number(row.id));
+      const limit = 7;
+      const watch = watchStatements(kit.dataSource);
+      const seen: number[] = [];
+      for (let page = 1; page <= Math.ceil(expected.length / limit); page++) {
+        const reply = await kit
+          .as(token)
+          .get(
+            `/v1/login_activities?success=false&otp_required=false&sort=${sort}&limit=${limit}&page=${page}`,
+          )
+          .expect(200);
+        seen.push(...reply.body.data.map((item: { id: number }) => item.id));
+      }
+      const histograms = watch.statements().filter((s) => /GROUP BY bucket/.test(s));
+      watch.stop();
+      expect(expected.length).toBeGreaterThan(200);
+      expect(seen).toEqual(expected);
+      // Positioned from the rollup's hours, not from a histogram counted for the pair.
+      if (column === 'created_at') expect(histograms).toEqual([]);
     },
   );
 

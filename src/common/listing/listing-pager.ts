@@ -290,24 +290,43 @@ export class ListingPager {
           ? { column, size: TIME_BUCKET_SECONDS }
           : undefined;
     if (!bucket) return undefined;
-    const window = walk.window();
-    const histogram =
-      window?.column === column
-        ? await this.windowHistogram(walk, window)
-        : await this.histogram(walk, criteria, bucket);
-    const buckets = histogram?.buckets ?? [];
-    if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
+    // `[rows, start, end)` per bucket, ascending, in the column's units (ids, or seconds).
+    let spans = this.rollups.spans(repository, criteria, column);
+    if (!spans) {
+      const window = walk.window();
+      const histogram =
+        window?.column === column
+          ? await this.windowHistogram(walk, window)
+          : await this.histogram(walk, criteria, bucket);
+      const buckets = histogram?.buckets ?? [];
+      if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
+      spans = buckets.map(([index, rows]) => [
+        rows,
+        index * bucket.size,
+        (index + 1) * bucket.size,
+      ]);
+    }
     let before = 0;
-    for (const [index, rows] of criteria.direction === 'ASC' ? buckets : [...buckets].reverse()) {
+    for (const [rows, start, end] of criteria.direction === 'ASC' ? spans : [...spans].reverse()) {
       if (before + rows > offset) {
-        const [start, end] = [index * bucket.size, (index + 1) * bucket.size];
         const edge = (value: number) => (column === 'id' ? value : new Date(value * 1000));
         const from: Condition =
           criteria.direction === 'ASC'
             ? { sql: `t.${column} >= :bucket_edge`, params: { bucket_edge: edge(start) } }
             : { sql: `t.${column} < :bucket_edge`, params: { bucket_edge: edge(end) } };
         if (column === 'id') from.idRange = true;
-        const within = { ...criteria, conditions: [...criteria.conditions, from] };
+        from.binds = { column, range: true };
+        // Planned again for the short stretch it reads from the bucket's edge.
+        const ranges = new Set([...criteria.bound.ranges, column]);
+        const within = this.planned(
+          repository,
+          {
+            ...criteria,
+            conditions: [...criteria.conditions, from],
+            bound: { ...criteria.bound, ranges },
+          },
+          offset - before + limit,
+        );
         return repository.findForward(within, offset - before, limit, this.options);
       }
       before += rows;

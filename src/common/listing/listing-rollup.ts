@@ -25,9 +25,12 @@ class Rollup {
   advancedAt = Date.now();
   /** Sums asked for since the last rows were added: requests ask the same few again and again. */
   private readonly sums = new Map<string, number>();
+  /** `idRanges`, worked out once per set of rows (null: the hours' ids overlap). */
+  private ranges?: Map<number, [number, number]> | null;
 
   add(values: unknown[], hour: number, [rows, firstId, lastId]: Cell): void {
     this.sums.clear();
+    this.ranges = undefined;
     const key = JSON.stringify(values);
     let combination = this.combinations.get(key);
     if (!combination) {
@@ -43,6 +46,29 @@ class Rollup {
         Math.max(cell[2], lastId),
       ]);
     }
+  }
+
+  /**
+   * Each hour's lowest and highest id over every combination, when each hour's ids all follow the
+   * previous hour's; undefined otherwise.
+   */
+  idRanges(): Map<number, [number, number]> | undefined {
+    if (this.ranges === undefined) {
+      const ranges = new Map<number, [number, number]>();
+      for (const { hours } of this.combinations.values()) {
+        for (const [hour, [, first, last]] of hours) {
+          const range = ranges.get(hour);
+          ranges.set(
+            hour,
+            range ? [Math.min(range[0], first), Math.max(range[1], last)] : [first, last],
+          );
+        }
+      }
+      const sorted = [...ranges].sort(([a], [b]) => a - b);
+      const ordered = sorted.every(([, [first]], i) => i === 0 || sorted[i - 1][1][1] < first);
+      this.ranges = ordered ? ranges : null;
+    }
+    return this.ranges ?? undefined;
   }
 
   /** The rows of the combinations `match` keeps, in the hours `[first, end)`. */
@@ -157,6 +183,38 @@ export class ListingRollups {
     const first = Math.floor((match.window.from ?? -Infinity) / HOUR_MS);
     const end = Math.ceil((match.window.to ?? Infinity) / HOUR_MS);
     return rollup.sum(match, first, end);
+  }
+
+  /**
+   * The criteria's rows per hour as `[rows, start, end)` spans of `column`, ascending, to position
+   * deep pages by: hours of the rollup's time in seconds, or, where every hour's ids follow the
+   * previous hour's (a log appended in time order), the hours' id ranges. Undefined where the
+   * rollup does not answer, for a window (its partial hours), and for another column.
+   */
+  spans(
+    repository: AnyRepository,
+    criteria: ListingCriteria,
+    column: string,
+  ): [number, number, number][] | undefined {
+    const rollup = this.rollups.get(repository.definition.resource);
+    const match = rollup && this.matcher(repository, criteria.conditions);
+    if (!match || match.window.from !== undefined || match.window.to !== undefined)
+      return undefined;
+    const time = column === repository.definition.rollup!.time;
+    const ranges = time ? undefined : column === 'id' ? rollup.idRanges() : undefined;
+    if (!time && !ranges) return undefined;
+    const hours = new Map<number, number>();
+    for (const { values, hours: cells } of rollup.combinations.values()) {
+      if (!match.values(values)) continue;
+      for (const [hour, [rows]] of cells) hours.set(hour, (hours.get(hour) ?? 0) + rows);
+    }
+    return [...hours]
+      .sort(([a], [b]) => a - b)
+      .map(([hour, rows]) => {
+        if (time) return [rows, hour * 3600, (hour + 1) * 3600];
+        const [first, last] = ranges!.get(hour)!;
+        return [rows, first, last + 1];
+      });
   }
 
   /** The rollup, advanced when older than the TTL; undefined when there is none. */
