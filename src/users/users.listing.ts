@@ -22,5 +22,7 @@ export const usersListing = defineListing(ListUsersQueryDto, {
       bounded: true as const,
     })),
     { index: 'ix_users_role_id', equals: ['role_id'], sort: 'id' },
+    // `q`: the union of a name prefix's and an e-mail prefix's ranges, read and sorted.
+    { index: 'ix_users_name,uq_users_email', equals: [], sort: '(name or email)' },
   ],
 });

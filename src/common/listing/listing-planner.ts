@@ -20,6 +20,10 @@ export function bind(
   return { column: name, range };
 }
 
+/** The columns a bound names: `(name or email)` is a prefix of either. */
+const columnsOf = (bound: string): string[] =>
+  bound.startsWith('(') ? bound.slice(1, -1).split(' or ') : [bound];
+
 /** Names the primary key as a criteria's index (MySQL calls it so). */
 export const PRIMARY_KEY = 'PRIMARY';
 
@@ -92,7 +96,10 @@ export function choosePlan(
     );
     const inOrder = path.unique || path.sort === sortColumn;
     if (inOrder) {
-      const perMatch = checked.length === 0 ? 1 : rows / matches;
+      // A checked prefix of the sort column clusters its matches in the walk's order: the walk may
+      // pass most of the index before it reaches them.
+      const clustered = checked.some((column) => columnsOf(column).includes(path.sort));
+      const perMatch = checked.length === 0 ? 1 : clustered ? rows : rows / matches;
       const covered = checked.every((column) => path.covers?.includes(column));
       const cost =
         Math.min(rows, depth * perMatch) * (checked.length && covered ? COVERED_CHECK_COST : 1);
