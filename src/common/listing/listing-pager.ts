@@ -295,7 +295,7 @@ export class ListingPager {
           : undefined;
     if (!bucket) return undefined;
     // `[rows, start, end)` per bucket, ascending, in the column's units (ids, or seconds).
-    let spans = this.rollups.spans(repository, criteria, column);
+    let spans = await this.rolledSpans(walk, column);
     if (!spans) {
       const window = walk.window();
       const histogram =
@@ -385,6 +385,27 @@ export class ListingPager {
     ]);
     const total = edges.reduce((sum, rows) => sum + rows, rolled.total + appended.total);
     return { total, maxId: appended.maxId, countedAt: Date.now() };
+  }
+
+  /**
+   * The walk's rows per hour from the rollup, a window's partial hours counted as its total's are
+   * (cached): undefined where the rollup does not answer.
+   */
+  private async rolledSpans<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    column: string,
+  ): Promise<[number, number, number][] | undefined> {
+    const rolled = this.rollups.spans(walk.repository, walk.criteria, column);
+    if (!rolled) return undefined;
+    const maxId = (await this.total(walk)).maxId;
+    const edges = await Promise.all(
+      rolled.edges.map(async ([from, to]): Promise<[number, number, number]> => [
+        await this.edgeTotal(walk, from, to, maxId),
+        from / 1000,
+        to / 1000,
+      ]),
+    );
+    return [...rolled.spans, ...edges].sort(([, a], [, b]) => a - b);
   }
 
   /**

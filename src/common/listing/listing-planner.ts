@@ -90,7 +90,15 @@ export function choosePlan(
           [...path.equals, ...onSort.filter((c) => bound.equals.has(c))],
           onSort.filter((c) => bound.ranges.has(c)),
         );
-    if (!countPath || rows < countPath.rows) countPath = { path, rows };
+    // On a tie, the index in the sort's order: a histogram by the sort column reads it in order.
+    const inSortOrder = (candidate: IndexPath) => candidate.sort === sortColumn;
+    if (
+      !countPath ||
+      rows < countPath.rows ||
+      (rows === countPath.rows && inSortOrder(path) && !inSortOrder(countPath.path))
+    ) {
+      countPath = { path, rows };
+    }
     const checked = [...bound.equals, ...bound.ranges].filter(
       (column) => !path.equals.includes(column) && column !== path.sort,
     );

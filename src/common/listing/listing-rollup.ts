@@ -151,17 +151,7 @@ export class ListingRollups {
     if (!match) return undefined;
     const rollup = await this.current(repository, background);
     if (!rollup) return undefined;
-    const { from = -Infinity, to = Infinity } = match.window;
-    // Whole hours inside the window, and the partial ones at its edges.
-    const firstWhole = Math.ceil(from / HOUR_MS);
-    const endWhole = Math.floor(to / HOUR_MS);
-    const edges: [number, number][] = [];
-    if (firstWhole > endWhole) edges.push([from, to]);
-    else {
-      if (Number.isFinite(from) && from < firstWhole * HOUR_MS)
-        edges.push([from, firstWhole * HOUR_MS]);
-      if (Number.isFinite(to) && endWhole * HOUR_MS < to) edges.push([endWhole * HOUR_MS, to]);
-    }
+    const { first: firstWhole, end: endWhole, edges } = wholeHours(match.window);
     const total = rollup.sum(match, firstWhole, endWhole);
     return { total, maxId: rollup.maxId, edges };
   }
@@ -187,34 +177,40 @@ export class ListingRollups {
 
   /**
    * The criteria's rows per hour as `[rows, start, end)` spans of `column`, ascending, to position
-   * deep pages by: hours of the rollup's time in seconds, or, where every hour's ids follow the
+   * deep pages by: whole hours of the rollup's time in seconds, with a window's partial hours
+   * (`edges`, in ms) left to count; or, with no window and where every hour's ids follow the
    * previous hour's (a log appended in time order), the hours' id ranges. Undefined where the
-   * rollup does not answer, for a window (its partial hours), and for another column.
+   * rollup does not answer, and for another column.
    */
   spans(
     repository: AnyRepository,
     criteria: ListingCriteria,
     column: string,
-  ): [number, number, number][] | undefined {
+  ): { spans: [number, number, number][]; edges: [number, number][]; maxId: number } | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
-    if (!match || match.window.from !== undefined || match.window.to !== undefined)
-      return undefined;
+    if (!match) return undefined;
     const time = column === repository.definition.rollup!.time;
-    const ranges = time ? undefined : column === 'id' ? rollup.idRanges() : undefined;
+    const windowed = match.window.from !== undefined || match.window.to !== undefined;
+    // In id order a window's partial hours cannot be placed: their ids are anywhere in the hour's.
+    const ranges = time || windowed ? undefined : column === 'id' ? rollup.idRanges() : undefined;
     if (!time && !ranges) return undefined;
+    const { first, end, edges } = wholeHours(match.window);
     const hours = new Map<number, number>();
     for (const { values, hours: cells } of rollup.combinations.values()) {
       if (!match.values(values)) continue;
-      for (const [hour, [rows]] of cells) hours.set(hour, (hours.get(hour) ?? 0) + rows);
+      for (const [hour, [rows]] of cells) {
+        if (hour >= first && hour < end) hours.set(hour, (hours.get(hour) ?? 0) + rows);
+      }
     }
-    return [...hours]
+    const spans = [...hours]
       .sort(([a], [b]) => a - b)
-      .map(([hour, rows]) => {
+      .map(([hour, rows]): [number, number, number] => {
         if (time) return [rows, hour * 3600, (hour + 1) * 3600];
-        const [first, last] = ranges!.get(hour)!;
-        return [rows, first, last + 1];
+        const [low, high] = ranges!.get(hour)!;
+        return [rows, low, high + 1];
       });
+    return { spans, edges, maxId: rollup.maxId };
   }
 
   /** The rollup, advanced when older than the TTL; undefined when there is none. */
@@ -318,6 +314,23 @@ export class ListingRollups {
         [...wanted].every(([index, value]) => same(values[index], value)),
     };
   }
+}
+
+/** A window's whole hours `[first, end)`, and its partial ones at the edges as `[from, to)` ms. */
+function wholeHours({ from = -Infinity, to = Infinity }: { from?: number; to?: number }): {
+  first: number;
+  end: number;
+  edges: [number, number][];
+} {
+  const first = Math.ceil(from / HOUR_MS);
+  const end = Math.floor(to / HOUR_MS);
+  const edges: [number, number][] = [];
+  if (first > end) edges.push([from, to]);
+  else {
+    if (Number.isFinite(from) && from < first * HOUR_MS) edges.push([from, first * HOUR_MS]);
+    if (Number.isFinite(to) && end * HOUR_MS < to) edges.push([end * HOUR_MS, to]);
+  }
+  return { first, end, edges };
 }
 
 const normalize = (value: unknown): unknown =>
