@@ -112,6 +112,8 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     [...pair, '-id'],
     [...windowed, 'created_at'],
     [...windowed, '-created_at'],
+    [...windowed, 'id'],
+    [...windowed, '-id'],
   ])(
     'positions the deep pages of ?%s (%s), sort=%s, from the rollup: every page the database’s',
     async (query, where, sort) => {

@@ -397,12 +397,11 @@ export class ListingPager {
   ): Promise<[number, number, number][] | undefined> {
     const rolled = this.rollups.spans(walk.repository, walk.criteria, column);
     if (!rolled) return undefined;
-    const maxId = (await this.total(walk)).maxId;
     const edges = await Promise.all(
-      rolled.edges.map(async ([from, to]): Promise<[number, number, number]> => [
-        await this.edgeTotal(walk, from, to, maxId),
-        from / 1000,
-        to / 1000,
+      rolled.edges.map(async ({ from, to, start, end }): Promise<[number, number, number]> => [
+        await this.edgeTotal(walk, from, to, rolled.maxId),
+        start,
+        end,
       ]),
     );
     return [...rolled.spans, ...edges].sort(([, a], [, b]) => a - b);

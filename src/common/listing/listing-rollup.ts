@@ -177,25 +177,39 @@ export class ListingRollups {
 
   /**
    * The criteria's rows per hour as `[rows, start, end)` spans of `column`, ascending, to position
-   * deep pages by: whole hours of the rollup's time in seconds, with a window's partial hours
-   * (`edges`, in ms) left to count; or, with no window and where every hour's ids follow the
-   * previous hour's (a log appended in time order), the hours' id ranges. Undefined where the
-   * rollup does not answer, and for another column.
+   * deep pages by: the rollup's whole hours, in seconds of its time or, where every hour's ids
+   * follow the previous hour's (a log appended in time order), as the hours' id ranges; a
+   * window's partial hours (`edges`: `[from, to)` in ms, and their span) are left to count.
+   * Undefined where the rollup does not answer, and for another column.
    */
   spans(
     repository: AnyRepository,
     criteria: ListingCriteria,
     column: string,
-  ): { spans: [number, number, number][]; edges: [number, number][]; maxId: number } | undefined {
+  ):
+    | {
+        spans: [number, number, number][];
+        edges: { from: number; to: number; start: number; end: number }[];
+        maxId: number;
+      }
+    | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
     if (!match) return undefined;
     const time = column === repository.definition.rollup!.time;
-    const windowed = match.window.from !== undefined || match.window.to !== undefined;
-    // In id order a window's partial hours cannot be placed: their ids are anywhere in the hour's.
-    const ranges = time || windowed ? undefined : column === 'id' ? rollup.idRanges() : undefined;
+    const ranges = time ? undefined : column === 'id' ? rollup.idRanges() : undefined;
     if (!time && !ranges) return undefined;
-    const { first, end, edges } = wholeHours(match.window);
+    const { first, end, edges: partial } = wholeHours(match.window);
+    // A partial hour's rows lie within its hour's span: its seconds, or its ids (which no other
+    // hour's ids interleave).
+    const edges: { from: number; to: number; start: number; end: number }[] = [];
+    for (const [from, to] of partial) {
+      const hour = Math.floor(from / HOUR_MS);
+      const range = ranges?.get(hour);
+      if (time) edges.push({ from, to, start: from / 1000, end: to / 1000 });
+      else if (range) edges.push({ from, to, start: range[0], end: range[1] + 1 });
+      else return undefined; // an hour no row is known in yet
+    }
     const hours = new Map<number, number>();
     for (const { values, hours: cells } of rollup.combinations.values()) {
       if (!match.values(values)) continue;
