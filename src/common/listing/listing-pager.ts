@@ -284,7 +284,8 @@ export class ListingPager {
     total: number,
   ): Promise<TItem[] | undefined> {
     const { repository, criteria, limit } = walk;
-    if (Math.min(offset, total - offset - limit) < this.deepPageRows) return undefined;
+    const depth = Math.min(offset, total - offset - limit);
+    if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows)) return undefined;
     if (splitKeyset(criteria)) return undefined;
     const { sortColumn: column } = criteria;
     const bucket: SortBucket | undefined =
@@ -294,8 +295,10 @@ export class ListingPager {
           ? { column, size: TIME_BUCKET_SECONDS }
           : undefined;
     if (!bucket) return undefined;
-    // `[rows, start, end)` per bucket, ascending, in the column's units (ids, or seconds).
+    // `[rows, start, end)` per bucket, ascending, in the column's units (ids, or seconds). The
+    // rollup's cost nothing to read: they position any page but the first few.
     let spans = await this.rolledSpans(walk, column);
+    if (!spans && depth < this.deepPageRows) return undefined;
     if (!spans) {
       const window = walk.window();
       const histogram =
@@ -690,6 +693,9 @@ const PLATFORM: Principal = {
   scopes: new Set(),
   organizationId: null,
 };
+
+/** Rows from either end past which a page is positioned from the rollup, where it answers. */
+const ROLLUP_POSITION_ROWS = 1000;
 
 /** Rows an export reads per statement. */
 const EXPORT_CHUNK_ROWS = 1000;
