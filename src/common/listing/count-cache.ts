@@ -64,6 +64,7 @@ export class CountCache {
   private readonly ttlMs: number;
   private readonly refreshAheadMs: number;
   private readonly recountTimeoutMs: number;
+  private readonly fullRecountMs: number;
   private readonly redis?: Redis;
   /** Per database, so that services on different databases can share one Redis. */
   private readonly keyPrefix: string;
@@ -77,6 +78,7 @@ export class CountCache {
     this.ttlMs = config.countCacheTtlMs;
     this.refreshAheadMs = Math.round(this.ttlMs * REFRESH_AHEAD_SHARE);
     this.recountTimeoutMs = config.countCacheRecountTimeoutMs;
+    this.fullRecountMs = config.countCacheFullRecountMs;
     const database = config.database.url ?? config.database.sqlitePath;
     this.keyPrefix = `${config.redisKeyPrefix}count:${hash('sha256', database, 'base64url').slice(0, 12)}:`;
     if (this.ttlMs > 0) this.redis = redis.client();
@@ -114,6 +116,14 @@ export class CountCache {
       return running.total;
     }
     return this.run(key, compute, 0);
+  }
+
+  /**
+   * Whether `total` was counted in full (rather than advanced) more than
+   * COUNT_CACHE_FULL_RECOUNT_MS ago: its next background recount counts in full, deleted rows too.
+   */
+  fullRecountDue(total: ListingTotal): boolean {
+    return total.countedAt === undefined || Date.now() - total.countedAt >= this.fullRecountMs;
   }
 
   /** The total of `key` held here, even an expired one, without counting: for estimates. */

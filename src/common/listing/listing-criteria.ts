@@ -18,6 +18,8 @@ export interface Condition {
   binds?: { column: string; range: boolean };
   /** A range's bounds (inclusive), for estimates from a histogram: ids, or times in ms. */
   between?: { from?: number; to?: number };
+  /** `after_id` (ids above `bound`) or `before_id`: a keyset walk's total is counted per bucket. */
+  keyset?: { bound: number; upwards: boolean };
 }
 
 /** What to select, independent of which page: the filters, the scope and the order. */
@@ -105,6 +107,7 @@ export function buildCriteria(
       sql: 't.id > :after_id',
       params: { after_id: query.after_id },
       idRange: true,
+      keyset: { bound: query.after_id, upwards: true },
       between: { from: query.after_id + 1 },
       binds: { column: 'id', range: true },
     });
@@ -115,6 +118,7 @@ export function buildCriteria(
       sql: 't.id < :before_id',
       params: { before_id: query.before_id },
       idRange: true,
+      keyset: { bound: query.before_id, upwards: false },
       between: { to: query.before_id - 1 },
       binds: { column: 'id', range: true },
     });

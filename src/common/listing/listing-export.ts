@@ -1,4 +1,14 @@
 import { Readable } from 'node:stream';
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../auth/principal';
+import { ProblemException } from '../problem-details/problem.exception';
+import { ListingCursors } from './listing-cursor';
+import type { ListingQuery } from './listing-query.dto';
+import { after, ListingWalks, positionAfter } from './listing-walk';
+import type { ListingRepository } from './listing.repository';
+
+/** Rows an export reads per statement. */
+const EXPORT_CHUNK_ROWS = 1000;
 
 /**
  * A listing streamed as NDJSON: one item per line, read from the database a chunk at a time.
@@ -51,3 +61,48 @@ export class ListingExport extends Readable {
  * spends one more request of budget per `rowsPerRequest` of them when it ends.
  */
 export const EXPORTED_ROWS = 'exportedRows';
+
+/**
+ * Every matching row (up to `limit`, when given) as an NDJSON stream, read in keyset chunks
+ * under the statement limit. The first chunk is read before the reply starts.
+ */
+@Injectable()
+export class ListingExporter {
+  constructor(
+    private readonly walks: ListingWalks,
+    private readonly cursors: ListingCursors,
+  ) {}
+
+  async export<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    query: ListingQuery,
+    principal: Principal,
+  ): Promise<ListingExport> {
+    if (query.page !== undefined) {
+      throw ProblemException.badRequest([
+        {
+          parameter: 'page',
+          message: 'is not used by an export, which streams every matching row (limit caps them)',
+        },
+      ]);
+    }
+    const walk = this.walks.of(repository, query, principal, EXPORT_CHUNK_ROWS);
+    let position =
+      query.cursor === undefined ? undefined : this.cursors.decode(walk.binding, query.cursor);
+    let remaining = query.limit ?? Number.POSITIVE_INFINITY;
+    let ended = false;
+    const read = async (): Promise<TItem[] | undefined> => {
+      if (ended || remaining <= 0) return undefined;
+      const rows = Math.min(EXPORT_CHUNK_ROWS, remaining);
+      const from = position ? after(walk, position) : walk.criteria;
+      const items = await repository.findFirst(from, rows, this.walks.options);
+      const shown = walk.tail ? this.walks.heldBack(items) : items;
+      ended = shown.length < rows;
+      remaining -= shown.length;
+      const last = shown.at(-1);
+      if (last) position = positionAfter(walk, last, 0);
+      return shown.length > 0 ? shown : undefined;
+    };
+    return new ListingExport((await read()) ?? [], read);
+  }
+}

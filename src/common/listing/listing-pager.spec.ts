@@ -5,7 +5,10 @@ import { CountCache } from './count-cache';
 import type { ListingDefinition } from './listing-definition';
 import { ListingRollups } from './listing-rollup';
 import { ListingCursors } from './listing-cursor';
+import { ListingExporter } from './listing-export';
 import { ListingPager } from './listing-pager';
+import { ListingTotals } from './listing-totals';
+import { ListingWalks } from './listing-walk';
 import type { ListingRepository, PageOptions } from './listing.repository';
 
 describe('ListingPager, time limits', () => {
@@ -40,10 +43,16 @@ describe('ListingPager, time limits', () => {
       COUNT_CACHE_FULL_RECOUNT_MS: '0',
       DB_STATEMENT_TIMEOUT_MS: '5000',
     });
+    const counts = new CountCache(config, new SharedRedis(config));
+    const rollups = new ListingRollups(config);
+    const walks = new ListingWalks(counts, rollups, config);
+    const totals = new ListingTotals(counts, rollups, walks);
+    const cursors = new ListingCursors(config);
     const pager = new ListingPager(
-      new CountCache(config, new SharedRedis(config)),
-      new ListingCursors(config),
-      new ListingRollups(config),
+      walks,
+      totals,
+      cursors,
+      new ListingExporter(walks, cursors),
       config,
     );
     const repository = {

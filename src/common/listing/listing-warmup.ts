@@ -8,7 +8,7 @@ import {
 import { DiscoveryService } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { DatabaseAvailability } from '../../database/database-availability';
-import { ListingPager } from './listing-pager';
+import { ListingTotals } from './listing-totals';
 import { ListingRollups } from './listing-rollup';
 import { ListingRepository } from './listing.repository';
 
@@ -30,7 +30,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     private readonly discovery: DiscoveryService,
-    private readonly pager: ListingPager,
+    private readonly totals: ListingTotals,
     private readonly rollups: ListingRollups,
     private readonly availability: DatabaseAvailability,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -57,7 +57,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
       for (const { repository, filters } of work) {
         if (this.stopped) return;
         try {
-          await this.pager.warm(repository, filters);
+          await this.totals.warm(repository, filters);
         } catch (error) {
           if (this.stopped) return; // the pool closed under it at shutdown
           this.logger.warn(

@@ -1,0 +1,286 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Principal } from '../auth/principal';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { CountCache } from './count-cache';
+import type { WalkPosition } from './listing-cursor';
+import {
+  afterPosition,
+  buildCriteria,
+  Condition,
+  criteriaKey,
+  ListingCriteria,
+} from './listing-criteria';
+import { Histogram, rowEstimates } from './listing-estimates';
+import { choosePlan, PRIMARY_KEY } from './listing-planner';
+import type { ListingQuery } from './listing-query.dto';
+import { ListingRollups } from './listing-rollup';
+import type { ListingRepository, PageOptions } from './listing.repository';
+
+/** What one request reads: its criteria with their plan, their cache key and its cursors' binding. */
+export interface Walk<TItem extends { id: number }> {
+  repository: ListingRepository<TItem>;
+  criteria: ListingCriteria;
+  /** The cache key of the walk's total. */
+  key: string;
+  /** What the walk's cursors are signed with: filters, sort and scope. */
+  binding: string;
+  limit: number;
+  afterId?: number;
+  /** An ascending walk in id order: tail polling and the holdback apply. */
+  tail: boolean;
+  /** Its time window, when its totals can be cut from a shared histogram (worked out once). */
+  window: () => TimeWindow | undefined;
+}
+
+/** A walk's time window on one timestamp column, and the same filters without it. */
+export interface TimeWindow {
+  column: string;
+  from?: Date;
+  to?: Date;
+  /** The walk's filters and scope without the window, in the column's order. */
+  base: ListingCriteria;
+  baseKey: string;
+}
+
+/** Ids per keyset bucket: the most a keyset step counts by itself. */
+export const KEYSET_BUCKET = 4096;
+
+/** A timestamp sort's bucket: an hour (23k rows at 50M login activities over 90 days). */
+export const TIME_BUCKET_SECONDS = 3600;
+
+/** The cache key of a criteria's histogram by `column` (ids: the keyset walks' one). */
+export const bucketsKey = (key: string, column: string) =>
+  column === 'id' ? `${key}|buckets` : `${key}|buckets:${column}`;
+
+/**
+ * Turns a request into its walk: the criteria (`buildCriteria`) with the plan that reads them
+ * cheapest (`choosePlan`), priced from the totals and histograms the count cache holds.
+ */
+@Injectable()
+export class ListingWalks {
+  /** The requests' statement options. */
+  readonly options: PageOptions;
+  /** A total's recount in the background: no request waits for it, so it may take longer. */
+  readonly recountOptions: PageOptions;
+  readonly defaultLimit: number;
+  private readonly tailHoldbackMs: number;
+
+  constructor(
+    private readonly counts: CountCache,
+    private readonly rollups: ListingRollups,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.defaultLimit = config.pagination.defaultLimit;
+    this.tailHoldbackMs = config.tailHoldbackMs;
+    this.options = {
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      preparedStatements: config.database.preparedStatements > 0,
+    };
+    this.recountOptions = {
+      ...this.options,
+      statementTimeoutMs: config.countCacheRecountTimeoutMs,
+    };
+  }
+
+  of<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    query: ListingQuery,
+    principal: Principal,
+    /** How far into the walk its page ends: what the plan is priced for. */
+    depth: number,
+  ): Walk<TItem> {
+    const criteria = this.planned(
+      repository,
+      buildCriteria(repository.definition, query, principal),
+      depth,
+    );
+    const key = criteriaKey(repository.definition.resource, criteria);
+    return {
+      repository,
+      criteria,
+      key,
+      // The scope is among the conditions; named again so that no two scopes share a binding.
+      binding: `${key}|${query.sort}|${principal.organizationId ?? '*'}`,
+      limit: query.limit ?? this.defaultLimit,
+      afterId: query.after_id,
+      tail: criteria.sortColumn === 'id' && criteria.direction === 'ASC',
+      window: once(() =>
+        timeWindowOf(repository, query, principal, (c) => this.planned(repository, c, depth)),
+      ),
+    };
+  }
+
+  /**
+   * The criteria with the plan that reads them cheapest (`choosePlan`), priced from the totals the
+   * cache holds, the rollup's sums and the whole table's histograms.
+   */
+  planned<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    criteria: ListingCriteria,
+    depth: number,
+  ): ListingCriteria {
+    const { definition } = repository;
+    // The whole table's histograms: their bounds and shares hold under any scope and filter.
+    const tableKey = criteriaKey(definition.resource, { ...criteria, conditions: [] });
+    const histogramOf = (column: string) => {
+      const counted = this.counts.peek(bucketsKey(tableKey, column));
+      if (!counted?.buckets) return undefined;
+      const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
+      return { size, buckets: counted.buckets, maxId: counted.maxId };
+    };
+    const implied = impliedIdBounds(criteria, histogramOf);
+    // The implied bounds are a range of ids: the primary key's walk is priced on their stretch.
+    const bounded = implied.length
+      ? {
+          ...criteria,
+          implied,
+          bound: { ...criteria.bound, ranges: new Set([...criteria.bound.ranges, 'id']) },
+        }
+      : criteria;
+    const estimates = rowEstimates(definition, bounded, {
+      total: (conditions) =>
+        this.counts.peek(criteriaKey(definition.resource, { ...criteria, conditions }))?.total ??
+        this.rollups.estimate(repository, conditions),
+      histogram: histogramOf,
+    });
+    const plan = choosePlan(
+      definition.indexes,
+      bounded.bound,
+      bounded.sortColumn,
+      depth,
+      estimates,
+    );
+    // A filtered walk along the primary key names it, or the optimizer may sort a filter's index.
+    const filteredWalk =
+      plan.kind === 'walk' &&
+      [...bounded.conditions, ...(bounded.implied ?? [])].some((c) => !c.idRange);
+    return {
+      ...bounded,
+      index: plan.index ?? (filteredWalk ? PRIMARY_KEY : undefined),
+      countIndex: plan.countIndex,
+      uniqueSort: plan.uniqueSort,
+    };
+  }
+
+  /**
+   * `items` up to the first created less than TAIL_HOLDBACK_MS ago: an ascending walk in id order
+   * holds back its newest rows, which a row with a lower id still being committed could overtake.
+   */
+  heldBack<TItem>(items: TItem[]): TItem[] {
+    if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
+    const cutoff = new Date(Date.now() - this.tailHoldbackMs).toISOString();
+    const first = items.findIndex((item) => {
+      const created = (item as Record<string, unknown>).created_at;
+      return typeof created === 'string' && created >= cutoff;
+    });
+    return first < 0 ? items : items.slice(0, first);
+  }
+}
+
+/** The criteria of the rows after `position` in `walk`'s order. */
+export const after = <TItem extends { id: number }>(walk: Walk<TItem>, position: WalkPosition) =>
+  afterPosition(walk.criteria, {
+    id: position.id,
+    value: walk.repository.sortParameter(walk.criteria.sortColumn, position.value),
+  });
+
+/** The position just after `item`, with `offset` rows before it. */
+export const positionAfter = <TItem extends { id: number }>(
+  walk: Walk<TItem>,
+  item: TItem,
+  offset: number,
+): WalkPosition => ({
+  value: walk.repository.sortValueOf(item, walk.criteria.sortColumn),
+  id: item.id,
+  offset,
+});
+
+/**
+ * Id bounds implied by a request's time ranges, from the table's hourly histogram of that column,
+ * whose buckets keep their lowest and highest id: rows at or after `from` have ids at or above
+ * the lowest id of the buckets from `from`'s on, rows before `to` ids at or below the highest of
+ * those up to `to`'s, or above every id the histogram has seen (appended since). One bucket more
+ * on each side leaves room for a row committed late. Where ids grow with time (a log), a walk in
+ * id order then starts and ends at its window instead of passing every row outside it.
+ */
+function impliedIdBounds(
+  criteria: ListingCriteria,
+  histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
+): Condition[] {
+  const implied: Condition[] = [];
+  for (const [i, { binds, between }] of criteria.conditions.entries()) {
+    if (!binds?.range || !between || binds.column === 'id') continue;
+    const histogram = histogramOf(binds.column);
+    if (!histogram || histogram.buckets.some(([, , first]) => first === undefined)) continue;
+    const { size, buckets, maxId } = histogram;
+    const name = `implied_${i}`;
+    if (between.from !== undefined) {
+      const edge = Math.floor(between.from / size) - 1;
+      const ids = buckets.filter(([index]) => index >= edge).map(([, , first]) => first!);
+      const lowest = ids.length ? Math.min(...ids) : maxId + 1;
+      implied.push({
+        sql: `t.id >= :${name}_from`,
+        params: { [`${name}_from`]: lowest },
+        idRange: true,
+        binds: { column: 'id', range: true },
+        between: { from: lowest },
+      });
+    }
+    if (between.to !== undefined) {
+      const edge = Math.floor(between.to / size) + 1;
+      const ids = buckets.filter(([index]) => index <= edge).map(([, , , last]) => last!);
+      const highest = ids.length ? Math.max(...ids) : 0;
+      if (highest >= maxId) continue; // every id the histogram has seen: no bound
+      implied.push({
+        sql: `(t.id <= :${name}_to OR t.id > :${name}_seen)`,
+        params: { [`${name}_to`]: highest, [`${name}_seen`]: maxId },
+        binds: { column: 'id', range: true },
+        between: { to: highest },
+      });
+    }
+  }
+  return implied;
+}
+
+/**
+ * The query's window, when every range filter it has is on one timestamp column and the rest of
+ * its filters can be read in that column's order; undefined otherwise (and for keyset walks).
+ */
+function timeWindowOf<TItem extends { id: number }>(
+  repository: ListingRepository<TItem>,
+  query: ListingQuery,
+  principal: Principal,
+  planned: (criteria: ListingCriteria) => ListingCriteria,
+): TimeWindow | undefined {
+  if (query.after_id !== undefined || query.before_id !== undefined) return undefined;
+  const values = query as unknown as Record<string, unknown>;
+  const rest: Record<string, unknown> = { ...values };
+  let window: Pick<TimeWindow, 'column' | 'from' | 'to'> | undefined;
+  for (const [parameter, { operator, column }] of Object.entries(repository.definition.filters)) {
+    const value = values[parameter];
+    if (value === undefined || (operator !== 'from' && operator !== 'to')) continue;
+    if (!(value instanceof Date) || !repository.isTimestamp(column)) return undefined;
+    if (window && window.column !== column) return undefined;
+    window ??= { column };
+    window[operator] = value;
+    delete rest[parameter];
+  }
+  if (!window) return undefined;
+  const base = planned(
+    buildCriteria(
+      repository.definition,
+      { ...rest, sort: window.column } as ListingQuery,
+      principal,
+    ),
+  );
+  return { ...window, base, baseKey: criteriaKey(repository.definition.resource, base) };
+}
+
+function once<T>(compute: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) [value, done] = [compute(), true];
+    return value;
+  };
+}
