@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
 import { eventually } from '../../../test/kit/eventually';
 import { loadConfig } from '../../config/app-config';
+import { RedisSharedTotals } from '../../redis/redis-shared-totals';
 import { SharedRedis } from '../../redis/shared-redis';
 import { CountCache } from './count-cache';
 import type { ListingTotal } from './listing.repository';
@@ -19,7 +20,7 @@ describe('CountCache', () => {
       COUNT_CACHE_TTL_MS: ttl,
       COUNT_CACHE_RECOUNT_TIMEOUT_MS: recountTimeout,
     });
-    return new CountCache(config, new SharedRedis(config));
+    return new CountCache(config);
   };
   const total = (n: number): ListingTotal => ({ total: n, maxId: n });
   const never = () => Promise.reject(new Error('not expected to count'));
@@ -203,7 +204,7 @@ describe('CountCache', () => {
       });
       const connection = new SharedRedis(config);
       shared.push(connection);
-      const counts = new CountCache(config, connection);
+      const counts = new CountCache(config, new RedisSharedTotals(connection));
       await connection.onModuleInit();
       return counts;
     };

@@ -1,9 +1,8 @@
 import { hash } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import type Redis from 'ioredis';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { SharedWork } from '../../database/abandoned-requests';
-import { SharedRedis } from '../../redis/shared-redis';
+import { SHARED_TOTALS, SharedTotalsStore } from './shared-totals';
 import type { Bucket, ListingTotal } from './listing.repository';
 
 interface Entry {
@@ -65,24 +64,26 @@ export class CountCache {
   private readonly refreshAheadMs: number;
   private readonly recountTimeoutMs: number;
   private readonly fullRecountMs: number;
-  private readonly redis?: Redis;
+  private readonly shared?: SharedTotalsStore;
   /** Per database, so that services on different databases can share one Redis. */
   private readonly keyPrefix: string;
   private readonly logger = new Logger(CountCache.name);
-  private redisFailureLogged = false;
+  private sharedFailureLoggedAt = -Infinity;
   private static readonly MAX_ENTRIES = 10_000;
   private static readonly MAX_WARMING = 2;
   private warming = 0;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, redis: SharedRedis) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() @Inject(SHARED_TOTALS) shared?: SharedTotalsStore | null,
+  ) {
     this.ttlMs = config.countCacheTtlMs;
     this.refreshAheadMs = Math.round(this.ttlMs * REFRESH_AHEAD_SHARE);
     this.recountTimeoutMs = config.countCacheRecountTimeoutMs;
     this.fullRecountMs = config.countCacheFullRecountMs;
     const database = config.database.url ?? config.database.sqlitePath;
     this.keyPrefix = `${config.redisKeyPrefix}count:${hash('sha256', database, 'base64url').slice(0, 12)}:`;
-    if (this.ttlMs > 0) this.redis = redis.client();
-    this.redis?.on('ready', () => (this.redisFailureLogged = false));
+    if (this.ttlMs > 0 && shared) this.shared = shared;
   }
 
   /**
@@ -165,7 +166,7 @@ export class CountCache {
     work.join();
     const compute = () => work.run(() => counter(previous));
     const total = (
-      this.redis ? this.shared(key, compute, freshForMs) : this.counted(key, compute)
+      this.shared ? this.counter(key, compute, freshForMs) : this.counted(key, compute)
     ).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, { total, work });
     return total;
@@ -189,25 +190,28 @@ export class CountCache {
     return value;
   }
 
-  /** `freshForMs`: a total published in Redis is taken only with more time than this left. */
-  private async shared(
+  /**
+   * Counts `key` here if no other instance is (the shared store's lock), publishing the result;
+   * otherwise waits for theirs. `freshForMs`: a published total is taken only with more time left.
+   */
+  private async counter(
     key: string,
     compute: () => Promise<ListingTotal>,
     freshForMs: number,
   ): Promise<ListingTotal> {
-    const redis = this.redis!;
-    const redisKey = `${this.keyPrefix}${hash('sha256', key, 'base64url')}`;
-    const lockKey = `${redisKey}:lock`;
+    const store = this.shared!;
+    const sharedKey = `${this.keyPrefix}${hash('sha256', key, 'base64url')}`;
+    const lockKey = `${sharedKey}:lock`;
     let locked: boolean;
     try {
-      const found = await this.readShared(redis, key, redisKey, freshForMs);
+      const found = await this.readShared(store, key, sharedKey, freshForMs);
       if (found !== undefined) return found;
-      locked = (await redis.set(lockKey, '1', 'PX', LOCK_MS, 'NX')) !== null;
+      locked = await store.lock(lockKey, LOCK_MS);
       if (locked) {
         // The total may have been published between the first look and taking the lock.
-        const published = await this.readShared(redis, key, redisKey, freshForMs);
+        const published = await this.readShared(store, key, sharedKey, freshForMs);
         if (published !== undefined) {
-          await redis.del(lockKey);
+          await store.unlock(lockKey);
           return published;
         }
       } else {
@@ -215,45 +219,39 @@ export class CountCache {
         const deadline = Date.now() + LOCK_MS;
         while (Date.now() < deadline) {
           await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-          const published = await this.readShared(redis, key, redisKey, freshForMs);
+          const published = await this.readShared(store, key, sharedKey, freshForMs);
           if (published !== undefined) return published;
         }
       }
     } catch (error) {
-      this.redisFailed(error as Error);
+      this.sharedFailed(error as Error);
       return this.counted(key, compute);
     }
-    // Counting is outside the Redis error handling: a failed count is the request's error, not
-    // Redis's, and is not run a second time.
+    // Counting is outside the store's error handling: a failed count is the request's error, not
+    // the store's, and is not run a second time.
     if (!locked) return this.counted(key, compute); // the other instance did not publish in time
     try {
       const value = await this.counted(key, compute);
-      await redis
-        .multi()
-        .set(redisKey, JSON.stringify(value), 'PX', this.ttlMs)
-        .del(lockKey)
-        .exec()
-        .catch((error: Error) => this.redisFailed(error));
+      await store
+        .publish(sharedKey, JSON.stringify(value), this.ttlMs, lockKey)
+        .catch((error: Error) => this.sharedFailed(error));
       return value;
     } catch (error) {
-      await redis.del(lockKey).catch(() => undefined);
+      await store.unlock(lockKey).catch(() => undefined);
       throw error;
     }
   }
 
   /** A total another instance (or this one) published, remembered here for its remaining time. */
   private async readShared(
-    redis: Redis,
+    store: SharedTotalsStore,
     key: string,
-    redisKey: string,
+    sharedKey: string,
     freshForMs: number,
   ): Promise<ListingTotal | undefined> {
-    const replies = await redis.multi().get(redisKey).pttl(redisKey).exec();
-    if (!replies) throw new Error('Redis transaction aborted');
-    for (const [error] of replies) if (error) throw error;
-    const value = replies[0][1] as string | null;
-    const remainingMs = Number(replies[1][1]);
-    if (value === null || remainingMs <= freshForMs) return undefined;
+    const published = await store.read(sharedKey);
+    if (!published || published.remainingMs <= freshForMs) return undefined;
+    const { value, remainingMs } = published;
     const parsed = JSON.parse(value) as ListingTotal;
     // A histogram's buckets too: keyset and window totals are worked out from them.
     const total: ListingTotal = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
@@ -265,10 +263,12 @@ export class CountCache {
     return total;
   }
 
-  private redisFailed(error: Error): void {
-    if (this.redisFailureLogged) return;
-    this.redisFailureLogged = true;
-    this.logger.warn(`Redis unavailable for shared totals, counting locally: ${error.message}`);
+  private sharedFailed(error: Error): void {
+    // Every request that would have shared a total fails alike: one line every half minute.
+    const now = Date.now();
+    if (now - this.sharedFailureLoggedAt < 30_000) return;
+    this.sharedFailureLoggedAt = now;
+    this.logger.warn(`Shared totals unavailable, counting locally: ${error.message}`);
   }
 
   /** `countMs`: how long the count took (unknown for a total another instance published). */

@@ -1,5 +1,4 @@
 import { loadConfig } from '../../config/app-config';
-import { SharedRedis } from '../../redis/shared-redis';
 import type { Principal } from '../auth/principal';
 import { CountCache } from './count-cache';
 import type { ListingDefinition } from './listing-definition';
@@ -43,7 +42,7 @@ describe('ListingPager, time limits', () => {
       COUNT_CACHE_FULL_RECOUNT_MS: '0',
       DB_STATEMENT_TIMEOUT_MS: '5000',
     });
-    const counts = new CountCache(config, new SharedRedis(config));
+    const counts = new CountCache(config);
     const rollups = new ListingRollups(config);
     const walks = new ListingWalks(counts, rollups, config);
     const totals = new ListingTotals(counts, rollups, walks);
