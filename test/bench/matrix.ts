@@ -40,6 +40,8 @@ export interface MatrixRow {
   detail?: string;
   /** The request itself, where it is a `next` link rather than a page number. */
   path?: string;
+  /** Index entries and rows the server read for it (the slowest page 1s only). */
+  handlerReads?: number;
 }
 
 export interface MatrixSummary {
@@ -321,7 +323,56 @@ export async function benchMatrix(
   }
   const summary = summarize(rows);
   printMatrix(rows, summary);
+  // The page 1s slowest once settled: the index entries and rows their statements read.
+  const worst = rows
+    .filter((r) => r.depth === 'first' && r.statusSettled === 200)
+    .sort((a, b) => b.msSettled! - a.msSettled!)
+    .slice(0, WORST_PAGES);
+  console.log(`\nM handler reads (Handler_read_*, least of ${READ_TRIES}) of the slowest page 1s:`);
+  for (const row of worst) {
+    const secret = row.token === 'scoped' ? tokens.scoped : tokens.unscoped;
+    const filters = row.filters === '(none)' ? '' : `${row.filters}&`;
+    const path = `${row.listing}?${filters}sort=${row.sort}&page=1&limit=${LIMIT}`;
+    row.handlerReads = await handlerReads(server, databaseUrl, path, secret);
+    console.log(`  ${formatRow(row).join('  ')}  — ${row.handlerReads} entries read`);
+  }
   return { rows, summary };
+}
+
+const WORST_PAGES = 5;
+const READ_TRIES = 3;
+
+/**
+ * What the server's handlers read for one request (the sum of the global Handler_read_* counters
+ * around it, less what reading them costs): index entries and rows. Global, so the bench must be
+ * alone on the server; the least of READ_TRIES, the total then cached.
+ */
+async function handlerReads(
+  server: RunningServer,
+  databaseUrl: string,
+  path: string,
+  token: string,
+): Promise<number> {
+  const connection = await createConnection({ uri: databaseUrl });
+  try {
+    const reads = async () => {
+      const [status] = await connection.query<RowDataPacket[]>(
+        "SHOW GLOBAL STATUS LIKE 'Handler_read%'",
+      );
+      return status.reduce((sum, row) => sum + Number(row.Value), 0);
+    };
+    let least = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < READ_TRIES; i++) {
+      const start = await reads();
+      const own = (await reads()) - start;
+      const before = await reads();
+      await timedGet(server, path, token);
+      least = Math.min(least, (await reads()) - before - own);
+    }
+    return least;
+  } finally {
+    await connection.end();
+  }
 }
 
 /** The pause before the settled pass (`BENCH_MATRIX_SETTLE_MS`, default 60 s). */
