@@ -59,6 +59,25 @@ describe('choosePlan', () => {
     expect(plan.countIndex).toMatch(/^ix_login_activities_ip_address/);
   });
 
+  it('sorts a window’s few matches rather than walk another time’s index they may lie at the end of', () => {
+    const windowed = (bracketed: string[] = []) => ({
+      ...bound([], ['created_at']),
+      windows: new Set(['created_at']),
+      bracketed: new Set(bracketed),
+    });
+    const rows = estimates(200_000, { created_at: 0.04 }, ['created_at']);
+    // Taken as independent, the walk of updated_at would read 500 entries; at worst it reads all.
+    const small = choosePlan(usersListing.indexes, windowed(), 'updated_at', 20, rows);
+    expect(small).toMatchObject({ kind: 'sort', index: 'ix_users_created_at' });
+    // A window matching too many rows to sort safely is walked.
+    const many = estimates(5_000_000, { created_at: 0.5 }, ['created_at']);
+    const large = choosePlan(usersListing.indexes, windowed(), 'updated_at', 20, many);
+    expect(large.kind).toBe('walk');
+    // Implied id bounds bring a walk in id order to the window: it is walked.
+    const id = choosePlan(usersListing.indexes, windowed(['created_at']), 'id', 20, rows);
+    expect(id.kind).toBe('walk');
+  });
+
   it('always has a plan: a time window sorted by name is a walk of the name index or a sort', () => {
     const plan = choosePlan(
       usersListing.indexes,

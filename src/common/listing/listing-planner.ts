@@ -4,6 +4,10 @@ import type { FilterDeclaration, IndexPath } from './listing-definition';
 export interface BoundColumns {
   equals: ReadonlySet<string>;
   ranges: ReadonlySet<string>;
+  /** Ranges of time (`created_from`, …): their matches may lie anywhere in another order. */
+  windows?: ReadonlySet<string>;
+  /** Windows that implied id bounds bring a walk in id order to (`impliedIdBounds`). */
+  bracketed?: ReadonlySet<string>;
 }
 
 /**
@@ -60,6 +64,8 @@ export interface RowEstimates {
 const SORT_ROW_COST = 2;
 /** A filter checked inside the index (its column covered) costs this share of reading the row. */
 const COVERED_CHECK_COST = 0.25;
+/** The largest sort (in index entries) taken over a walk whose matches may lie at its far end. */
+const SAFE_SORT_COST = 200_000;
 
 /**
  * The cheapest plan for `bound` sorted by `sortColumn`, for a page that ends `depth` rows into
@@ -79,6 +85,9 @@ export function choosePlan(
   const uniqueSort = paths.some((path) => path.sort === sortColumn && path.uniqueSort);
   let best: ListingPlan | undefined;
   let bestEquals = 0;
+  /** The cheapest sort, and the stretch of the cheapest walk a window may leave unmatched. */
+  let bestSort: ListingPlan | undefined;
+  const exposedRows = new Map<ListingPlan, number>();
   let countPath: { path: IndexPath; rows: number } | undefined;
   for (const path of [PRIMARY_KEY_PATH, ...paths]) {
     if (!path.equals.every((column) => bound.equals.has(column))) continue;
@@ -111,17 +120,34 @@ export function choosePlan(
       const covered = checked.every((column) => path.covers?.includes(column));
       const cost =
         Math.min(rows, depth * perMatch) * (checked.length && covered ? COVERED_CHECK_COST : 1);
-      consider({ kind: 'walk', index: path.index, uniqueSort, cost }, path.equals.length);
+      const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
+      // Times correlate (users created lately were updated lately): a window checked on the walk
+      // may match only at its far end, unless implied id bounds bring an id walk to it.
+      const exposed = checked.some(
+        (column) =>
+          bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
+      );
+      if (exposed) exposedRows.set(walk, rows);
+      consider(walk, path.equals.length);
     }
     if (!path.unique && path.sort !== sortColumn) {
-      consider(
-        { kind: 'sort', index: path.index, uniqueSort, cost: rows * SORT_ROW_COST },
-        path.equals.length,
-      );
+      const sort: ListingPlan = {
+        kind: 'sort',
+        index: path.index,
+        uniqueSort,
+        cost: rows * SORT_ROW_COST,
+      };
+      if (!bestSort || sort.cost < bestSort.cost) bestSort = sort;
+      consider(sort, path.equals.length);
     }
   }
-  // The primary key's walk is always a candidate, so there is a plan.
-  const plan = best!;
+  // The primary key's walk is always a candidate, so there is a plan. A walk that may pass its
+  // whole stretch gives way to a sort that costs less than that stretch and stays small.
+  let plan = best!;
+  const stretch = exposedRows.get(plan);
+  if (stretch !== undefined && bestSort && bestSort.cost <= Math.min(stretch, SAFE_SORT_COST)) {
+    plan = bestSort;
+  }
   return { ...plan, countIndex: countPath?.path.index };
 
   function consider(candidate: ListingPlan, equals: number): void {

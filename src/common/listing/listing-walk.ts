@@ -128,15 +128,19 @@ export class ListingWalks {
       const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
       return { size, buckets: counted.buckets, maxId: counted.maxId };
     };
-    const implied = impliedIdBounds(criteria, histogramOf);
+    const { implied, bracketed } = impliedIdBounds(criteria, histogramOf);
+    const windows = new Set(
+      criteria.conditions
+        .filter(({ binds, between }) => binds?.range && between && binds.column !== 'id')
+        .map(({ binds }) => binds!.column),
+    );
     // The implied bounds are a range of ids: the primary key's walk is priced on their stretch.
-    const bounded = implied.length
-      ? {
-          ...criteria,
-          implied,
-          bound: { ...criteria.bound, ranges: new Set([...criteria.bound.ranges, 'id']) },
-        }
-      : criteria;
+    const ranges = implied.length ? [...criteria.bound.ranges, 'id'] : criteria.bound.ranges;
+    const bounded: ListingCriteria = {
+      ...criteria,
+      implied: implied.length ? implied : criteria.implied,
+      bound: { ...criteria.bound, ranges: new Set(ranges), windows, bracketed },
+    };
     const estimates = rowEstimates(definition, bounded, {
       total: (conditions) =>
         this.counts.peek(criteriaKey(definition.resource, { ...criteria, conditions }))?.total ??
@@ -206,8 +210,9 @@ export const positionAfter = <TItem extends { id: number }>(
 function impliedIdBounds(
   criteria: ListingCriteria,
   histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
-): Condition[] {
+): { implied: Condition[]; bracketed: Set<string> } {
   const implied: Condition[] = [];
+  const bracketed = new Set<string>();
   for (const [i, { binds, between }] of criteria.conditions.entries()) {
     if (!binds?.range || !between || binds.column === 'id') continue;
     const histogram = histogramOf(binds.column);
@@ -218,6 +223,7 @@ function impliedIdBounds(
       const edge = Math.floor(between.from / size) - 1;
       const ids = buckets.filter(([index]) => index >= edge).map(([, , first]) => first!);
       const lowest = ids.length ? Math.min(...ids) : maxId + 1;
+      bracketed.add(binds.column);
       implied.push({
         sql: `t.id >= :${name}_from`,
         params: { [`${name}_from`]: lowest },
@@ -231,6 +237,7 @@ function impliedIdBounds(
       const ids = buckets.filter(([index]) => index <= edge).map(([, , , last]) => last!);
       const highest = ids.length ? Math.max(...ids) : 0;
       if (highest >= maxId) continue; // every id the histogram has seen: no bound
+      bracketed.add(binds.column);
       implied.push({
         sql: `(t.id <= :${name}_to OR t.id > :${name}_seen)`,
         params: { [`${name}_to`]: highest, [`${name}_seen`]: maxId },
@@ -239,7 +246,7 @@ function impliedIdBounds(
       });
     }
   }
-  return implied;
+  return { implied, bracketed };
 }
 
 /**
