@@ -64,6 +64,7 @@ describe('choosePlan', () => {
       ...bound([], ['created_at']),
       windows: new Set(['created_at']),
       bracketed: new Set(bracketed),
+      timeOrders: new Set(['id', 'created_at', 'updated_at']),
     });
     const rows = estimates(200_000, { created_at: 0.04 }, ['created_at']);
     // Taken as independent, the walk of updated_at would read 500 entries; at worst it reads all.
@@ -76,6 +77,9 @@ describe('choosePlan', () => {
     // Implied id bounds bring a walk in id order to the window: it is walked.
     const id = choosePlan(usersListing.indexes, windowed(['created_at']), 'id', 20, rows);
     expect(id.kind).toBe('walk');
+    // Names do not follow time: taken as independent of the window, their walk reads 500 entries.
+    const name = choosePlan(usersListing.indexes, windowed(), 'name', 20, rows);
+    expect(name).toMatchObject({ kind: 'walk', index: 'ix_users_name' });
   });
 
   it('always has a plan: a time window sorted by name is a walk of the name index or a sort', () => {

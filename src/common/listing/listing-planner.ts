@@ -8,6 +8,8 @@ export interface BoundColumns {
   windows?: ReadonlySet<string>;
   /** Windows that implied id bounds bring a walk in id order to (`impliedIdBounds`). */
   bracketed?: ReadonlySet<string>;
+  /** Orders that follow time, where a window's matches may cluster: `id` and the timestamps. */
+  timeOrders?: ReadonlySet<string>;
 }
 
 /**
@@ -121,12 +123,15 @@ export function choosePlan(
       const cost =
         Math.min(rows, depth * perMatch) * (checked.length && covered ? COVERED_CHECK_COST : 1);
       const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
-      // Times correlate (users created lately were updated lately): a window checked on the walk
-      // may match only at its far end, unless implied id bounds bring an id walk to it.
-      const exposed = checked.some(
-        (column) =>
-          bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
-      );
+      // Times correlate (users created lately were updated lately): a window checked on a walk in
+      // another time's order may match only at its far end, unless implied id bounds bring an id
+      // walk to it.
+      const exposed =
+        !!bound.timeOrders?.has(path.sort) &&
+        checked.some(
+          (column) =>
+            bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
+        );
       if (exposed) exposedRows.set(walk, rows);
       consider(walk, path.equals.length);
     }
