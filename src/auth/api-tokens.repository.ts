@@ -12,14 +12,22 @@ export interface NewApiToken {
   expiresAt: Date | null;
 }
 
-/** SQL for `api_tokens`. Reads may go to a replica; writes always go to the primary. */
+/** SQL for `api_tokens`, always on the primary: a replica's lag must not delay a revocation. */
 @Injectable()
 export class ApiTokensRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** A read: served by a replica when DATABASE_REPLICA_URLS is set (TypeORM reads from 'slave'). */
-  findByHash(tokenHash: string): Promise<ApiToken | null> {
-    return this.dataSource.getRepository(ApiToken).findOne({ where: { token_hash: tokenHash } });
+  /**
+   * On the primary also with DATABASE_REPLICA_URLS (TypeORM would read from a replica): the
+   * look-ups are cached (TOKEN_CACHE_TTL_MS), so the primary sees one per token and instance per TTL.
+   */
+  async findByHash(tokenHash: string): Promise<ApiToken | null> {
+    const runner = this.dataSource.createQueryRunner('master');
+    try {
+      return await runner.manager.findOne(ApiToken, { where: { token_hash: tokenHash } });
+    } finally {
+      await runner.release();
+    }
   }
 
   async insert(token: NewApiToken): Promise<ApiToken> {

@@ -90,10 +90,24 @@ if (testTarget === 'sqlite') {
       ]);
     });
 
-    it('looks tokens up on the replica', async () => {
+    it('looks tokens up on the primary: a new token works and a revocation holds at once', async () => {
       // Issued on the primary only, not (yet) replicated: the replica does not know it.
-      const primaryOnly = await kit.token({ scopes: ['users:read'] });
-      await get('/v1/users', primaryOnly).expect(401);
+      const primaryOnly = await kit.tokenWithId({ scopes: ['users:read'] });
+      await get('/v1/users', primaryOnly.token).expect(200);
+      // Revoked on the primary while the replica, lagging, still holds the token unrevoked.
+      const [row] = await kit.dataSource.query('SELECT * FROM api_tokens WHERE id = ?', [
+        primaryOnly.id,
+      ]);
+      await replica.query(
+        `INSERT INTO api_tokens (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row)
+          .map(() => '?')
+          .join(', ')})`,
+        Object.values(row),
+      );
+      await kit.dataSource.query('UPDATE api_tokens SET revoked_at = NOW() WHERE id = ?', [
+        primaryOnly.id,
+      ]);
+      await get('/v1/users', primaryOnly.token).expect(401);
     });
 
     it('writes last_used_at to the primary only', async () => {
