@@ -11,7 +11,7 @@ import { QueryKiller } from './query-killer';
 @Global()
 @Module({
   providers: [DatabaseAvailability, DemoDataBootstrap, QueryKiller],
-  exports: [DatabaseAvailability],
+  exports: [DatabaseAvailability, QueryKiller],
 })
 export class DatabaseModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -8,6 +8,7 @@ import { ListingRollups } from './listing-rollup';
 import { ListingTotals } from './listing-totals';
 import { ListingWalks } from './listing-walk';
 import { ListingWarmup } from './listing-warmup';
+import { StatementRunners } from './statement-runner';
 
 /** The shared paging machinery, available to every listing module. */
 @Global()
@@ -22,7 +23,8 @@ import { ListingWarmup } from './listing-warmup';
     ListingPager,
     ListingRollups,
     ListingWarmup,
+    StatementRunners,
   ],
-  exports: [CountCache, ListingPager, ListingRollups, ListingWarmup],
+  exports: [CountCache, ListingPager, ListingRollups, ListingWarmup, StatementRunners],
 })
 export class ListingModule {}

@@ -1,9 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
 import { PRIMARY_KEY } from './listing-planner';
-import { Statement, StatementRunner } from './statement-runner';
+import { Statement, StatementRunner, StatementRunners } from './statement-runner';
 
 /**
  * A total as counted: how many rows matched, and the table's highest id when they were counted
@@ -85,6 +85,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** The columns and lookups of the listing's items: the one query a listing writes. */
   protected abstract readonly itemQuery: ItemQuery;
   constructor(protected readonly dataSource: DataSource) {}
+  /** Injected into every listing (a property, so that subclasses keep their constructors). */
+  @Inject(StatementRunners)
+  protected readonly statementRunners!: StatementRunners;
 
   /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
   protected abstract toItem(row: RawRow): TItem;
@@ -356,7 +359,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner('slave');
     try {
-      const statementLimit = await StatementRunner.for(this.dataSource, {
+      const statementLimit = await this.statementRunners.runner({
         timeoutMs: options.statementTimeoutMs ?? 0,
         prepared: options.preparedStatements ?? false,
       });

@@ -13,8 +13,6 @@ export function expandStatement(dataSource: DataSource, statement: Statement): [
   return dataSource.driver.escapeQueryWithParameters(statement.sql, statement.params);
 }
 
-const dialects = new WeakMap<DataSource, Promise<SqlDialect>>();
-
 /**
  * What differs between the servers the listings run on, written as SQL text: how a statement's
  * time limit is spelled, how a read snapshot starts, and how an index is looked up. It only
@@ -23,23 +21,11 @@ const dialects = new WeakMap<DataSource, Promise<SqlDialect>>();
 export class SqlDialect {
   private constructor(readonly flavor: Flavor) {}
 
-  /** The dialect of `dataSource` (MariaDB and MySQL told apart by the server's version, once). */
-  static of(dataSource: DataSource): Promise<SqlDialect> {
-    let dialect = dialects.get(dataSource);
-    if (!dialect) {
-      dialect =
-        dataSource.options.type === 'mysql'
-          ? dataSource
-              .query('SELECT VERSION() AS version')
-              .then(
-                (rows: { version: string }[]) =>
-                  new SqlDialect(/mariadb/i.test(rows[0]?.version ?? '') ? 'mariadb' : 'mysql'),
-              )
-          : Promise.resolve(new SqlDialect('sqlite'));
-      dialect.catch(() => dialects.delete(dataSource));
-      dialects.set(dataSource, dialect);
-    }
-    return dialect;
+  /** The dialect of `dataSource` (MariaDB and MySQL told apart by the server's version). */
+  static async detect(dataSource: DataSource): Promise<SqlDialect> {
+    if (dataSource.options.type !== 'mysql') return new SqlDialect('sqlite');
+    const rows: { version: string }[] = await dataSource.query('SELECT VERSION() AS version');
+    return new SqlDialect(/mariadb/i.test(rows[0]?.version ?? '') ? 'mariadb' : 'mysql');
   }
 
   /** Whether the database is a server with connections of its own (MySQL or MariaDB). */

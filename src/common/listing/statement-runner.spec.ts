@@ -6,7 +6,7 @@ import {
   abandonedRequestsMiddleware,
 } from '../../database/abandoned-requests';
 import { QueryKiller } from '../../database/query-killer';
-import { StatementRunner } from './statement-runner';
+import { StatementRunners } from './statement-runner';
 
 /**
  * The client-side bound of a statement: the requests' (TypeORM's `maxQueryExecutionTime`, the
@@ -64,7 +64,7 @@ describe('StatementRunner, client-side bound', () => {
 
   it("holds a request's prepared statement to the data source's bound", async () => {
     const connection = silentConnection();
-    const statements = await StatementRunner.for(mariadb(), {
+    const statements = await new StatementRunners(mariadb()).runner({
       timeoutMs: REQUEST_LIMIT_MS,
       prepared: true,
     });
@@ -78,7 +78,10 @@ describe('StatementRunner, client-side bound', () => {
     for (const prepared of [true, false]) {
       const connection = silentConnection();
       const runner = runnerOn(connection);
-      const statements = await StatementRunner.for(mariadb(), { timeoutMs: 20_000, prepared });
+      const statements = await new StatementRunners(mariadb()).runner({
+        timeoutMs: 20_000,
+        prepared,
+      });
       expect(await givenUpAt(statements.run(runner, count), 30_000)).toBe(22_000);
       const sent = prepared ? connection.execute : connection.query;
       expect(sent).toHaveBeenCalledWith(
@@ -94,7 +97,7 @@ describe('StatementRunner, client-side bound', () => {
   it("sends a request's text statements through TypeORM, which bounds them itself", async () => {
     const connection = silentConnection();
     const runner = runnerOn(connection);
-    const statements = await StatementRunner.for(mariadb(), {
+    const statements = await new StatementRunners(mariadb()).runner({
       timeoutMs: REQUEST_LIMIT_MS,
       prepared: false,
     });
@@ -159,7 +162,10 @@ describe('StatementRunner, abandoned requests', () => {
     const connection = busyConnection();
     const kill = jest.spyOn(killer, 'kill').mockImplementation(async () => connection.interrupt());
     const runner = runnerOn(connection);
-    const statements = await StatementRunner.for(dataSource, { timeoutMs: 0, prepared: true });
+    const statements = await new StatementRunners(dataSource, killer).runner({
+      timeoutMs: 0,
+      prepared: true,
+    });
 
     const request = inRequest(() => statements.run(runner, page));
     await new Promise((resolve) => setImmediate(resolve));
@@ -177,7 +183,10 @@ describe('StatementRunner, abandoned requests', () => {
   it('starts no statement once the client has left', async () => {
     const connection = busyConnection();
     const runner = runnerOn(connection);
-    const statements = await StatementRunner.for(mariadb(), { timeoutMs: 0, prepared: true });
+    const statements = await new StatementRunners(mariadb()).runner({
+      timeoutMs: 0,
+      prepared: true,
+    });
     const request = inRequest(async () => {
       await new Promise((resolve) => setImmediate(resolve));
       return statements.run(runner, page);

@@ -1,4 +1,5 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import { Injectable, Optional } from '@nestjs/common';
+import { DataSource, QueryRunner } from 'typeorm';
 import { clientBoundFor } from '../../database/app-data-source-options';
 import { currentRequestSignal, stopIfAbandoned } from '../../database/abandoned-requests';
 import { QueryKiller, ServerConnection } from '../../database/query-killer';
@@ -12,8 +13,6 @@ const QUERY_TIMEOUT = { code: 'PROTOCOL_SEQUENCE_TIMEOUT', errorno: 'PROTOCOL_SE
 /** How often a KILL is sent to a statement that has not ended yet, and how long apart. */
 const KILL_ATTEMPTS = 5;
 const KILL_RETRY_MS = 100;
-
-const idIndexes = new WeakMap<DataSource, Map<string, Promise<string | undefined>>>();
 
 type StatementCallback = (error: Error | null, rows: unknown) => void;
 
@@ -37,6 +36,30 @@ export interface StatementOptions {
 }
 
 /**
+ * What every `StatementRunner` shares, held once by Nest: the database's dialect (asked once), the
+ * narrow id index of each table (looked up once) and the query killer.
+ */
+@Injectable()
+export class StatementRunners {
+  private dialect?: Promise<SqlDialect>;
+  readonly idIndexes = new Map<string, Promise<string | undefined>>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() readonly killer?: QueryKiller,
+  ) {}
+
+  /** A runner for one request's (or one count's) statements. */
+  async runner(options: StatementOptions): Promise<StatementRunner> {
+    if (!this.dialect) {
+      this.dialect = SqlDialect.detect(this.dataSource);
+      this.dialect.catch(() => (this.dialect = undefined));
+    }
+    return new StatementRunner(this.dataSource, await this.dialect, options, this);
+  }
+}
+
+/**
  * Runs a request's listing statements on its connection: each under the request's time limit (as
  * `SqlDialect` writes it; it also bounds what an abandoned request can cost the database), each
  * seen by TypeORM's subscribers (the database metrics) whichever way it is sent, and none once the
@@ -55,10 +78,11 @@ export class StatementRunner {
   /** Runners whose connection was dropped after a KILL: nothing more is sent on them. */
   private readonly abandoned = new WeakSet<QueryRunner>();
 
-  private constructor(
+  constructor(
     private readonly dataSource: DataSource,
     private readonly dialect: SqlDialect,
     options: StatementOptions,
+    private readonly shared: Pick<StatementRunners, 'idIndexes' | 'killer'>,
   ) {
     this.timeoutMs = options.timeoutMs;
     this.prepared = options.prepared && dialect.isServer;
@@ -71,10 +95,6 @@ export class StatementRunner {
       this.dataSourceBoundMs > 0
         ? Math.max(this.dataSourceBoundMs, clientBoundFor(this.timeoutMs))
         : 0;
-  }
-
-  static async for(dataSource: DataSource, options: StatementOptions): Promise<StatementRunner> {
-    return new StatementRunner(dataSource, await SqlDialect.of(dataSource), options);
   }
 
   /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
@@ -141,7 +161,7 @@ export class StatementRunner {
    * the statement's own callback then fails at once.
    */
   private async stop(connection: MysqlConnection, settled: Promise<void>): Promise<void> {
-    const killer = QueryKiller.for(this.dataSource);
+    const { killer } = this.shared;
     const threadId = connection.threadId;
     if (killer && threadId !== null) {
       const ended = () =>
@@ -239,8 +259,7 @@ export class StatementRunner {
   narrowIdIndex(runner: QueryRunner, table: string): Promise<string | undefined> {
     const query = this.dialect.narrowIdIndexQuery();
     if (!query) return Promise.resolve(undefined);
-    let byTable = idIndexes.get(this.dataSource);
-    if (!byTable) idIndexes.set(this.dataSource, (byTable = new Map()));
+    const byTable = this.shared.idIndexes;
     let found = byTable.get(table);
     if (!found) {
       found = runner.query(query, [table]).then((rows: { name: string }[]) => rows[0]?.name);
