@@ -69,7 +69,7 @@ while IFS=$'\t' read -r stage line; do
 done < <(instructions)
 
 say "checking the runtime folder"
-for file in dist/main.js dist/cli/migrate.cli.js node_modules/better-sqlite3/build/Release/better_sqlite3.node; do
+for file in dist/main.js dist/cli/migrate.cli.js node_modules/better-sqlite3/prebuilds/linux-x64.node; do
   test -f "$runtime/$file" || fail "missing in the runtime folder: $file"
 done
 node -e '

@@ -96,7 +96,7 @@ describe('docker/Dockerfile', () => {
     expect(stages).toHaveLength(2);
     expect(build[0]).toMatch(/^FROM \$\{NODE_IMAGE\} AS build$/);
     expect(runtime[0]).toMatch(/^FROM \$\{NODE_IMAGE\} AS runtime$/);
-    expect(lines).toContain('ARG NODE_IMAGE=node:24.18.1-bookworm-slim');
+    expect(lines).toContain('ARG NODE_IMAGE=node:24.21.0-bookworm-slim');
   });
 
   it('copies everything the build reads (the swc settings included)', () => {
