@@ -207,3 +207,95 @@ describeOnMysql('abandoned requests (MySQL/MariaDB)', () => {
     }
   }, 60_000);
 });
+
+/**
+ * Statements that wait rather than work: the table is write-locked by another session, so every
+ * statement on it waits (at no cost) until it is stopped, and only a KILL can end it in time. That
+ * includes the keyset histogram the first request starts and the others then wait for.
+ */
+describeOnMysql('abandoned requests waiting on a lock (MySQL/MariaDB)', () => {
+  let kit: TestApp;
+  let token: string;
+  let baseUrl: string;
+  let observer: Connection;
+  let locker: Connection;
+
+  beforeAll(async () => {
+    kit = await startTestApp({
+      imports: [AuditEventsModule],
+      env: {
+        DB_STATEMENT_TIMEOUT_MS: '60000',
+        COUNT_CACHE_TTL_MS: '0',
+        RATE_LIMIT_PER_MINUTE: '0',
+      },
+    });
+    await createAuditEventsTable(kit.dataSource);
+    for (let i = 0; i < 10; i++) {
+      await kit.dataSource.query(
+        'INSERT INTO audit_events (organization_id, actor_id, action, created_at) VALUES (?, ?, ?, ?)',
+        [null, i, 'sign_in', toSqlDatetime(new Date(Date.UTC(2026, 10, 1, 0, 0, i)))],
+      );
+    }
+    token = await kit.token({ scopes: ['audit_events:read'] });
+    await kit.app.listen(0, '127.0.0.1');
+    const { port } = kit.app.getHttpServer().address() as AddressInfo;
+    baseUrl = `http://127.0.0.1:${port}`;
+    observer = await createConnection({ uri: kit.config.database.url });
+    locker = await createConnection({ uri: kit.config.database.url });
+  }, 60_000);
+
+  afterAll(async () => {
+    await locker?.end();
+    await observer?.end();
+    await kit?.close();
+  });
+
+  /** The app's statements on audit events still on the server, waiting or running. */
+  const running = async (): Promise<string[]> => {
+    const [rows] = await observer.query(
+      `SELECT INFO AS info FROM information_schema.PROCESSLIST
+        WHERE ID NOT IN (CONNECTION_ID(), ?) AND DB = DATABASE() AND INFO LIKE '%audit_events%'`,
+      [locker.threadId],
+    );
+    return (rows as { info: string }[]).map((row) => row.info);
+  };
+
+  it(`leaves no statement of ${FLOOD} abandoned requests on the server 1 s after they left`, async () => {
+    await locker.query('LOCK TABLES audit_events WRITE');
+    const clients = Array.from({ length: FLOOD }, (_, i) => {
+      const controller = new AbortController();
+      // Keyset steps with distinct bounds: no two share a count of their own.
+      const done = fetch(`${baseUrl}/v1/audit_events?before_id=${1000 + i}&sort=-id`, {
+        headers: { Authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      }).then(
+        (response) => `answered ${response.status}`,
+        () => 'aborted',
+      );
+      return { controller, done };
+    });
+    // The flood waits on the database (a statement on each of the pool's connections) ...
+    const waiting = await eventually(running, (statements) => statements.length >= 5, 5000);
+    expect(waiting.length).toBeGreaterThanOrEqual(5);
+    await new Promise((resolve) => setTimeout(resolve, CLIENT_GIVES_UP_MS));
+    // ... when every client gives up.
+    for (const client of clients) client.controller.abort();
+    const left = Date.now();
+    expect(await Promise.all(clients.map((client) => client.done))).toEqual(
+      Array(FLOOD).fill('aborted'),
+    );
+
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, left + 1000 - Date.now())));
+    const still = await running();
+    await locker.query('UNLOCK TABLES');
+    expect(still).toEqual([]);
+
+    // The service is unharmed: the next requests are answered.
+    for (let i = 0; i < 10; i++) {
+      const page = await fetch(`${baseUrl}/v1/audit_events?before_id=${2000 + i}&sort=-id`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      expect(page.status).toBe(200);
+    }
+  }, 60_000);
+});

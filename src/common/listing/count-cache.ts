@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { SharedWork } from '../../database/abandoned-requests';
+import { AbandonedRequestError, SharedWork } from '../../database/abandoned-requests';
 import { SHARED_TOTALS, SharedTotalsStore } from './shared-totals';
 import type { Bucket, ListingTotal } from './listing.repository';
 
@@ -141,8 +141,11 @@ export class CountCache {
     // Each is a full scan of its criteria: a flood of distinct deep pages starts only a few.
     if (this.warming >= CountCache.MAX_WARMING) return false;
     this.warming++;
-    this.run(key, counter, 0, true)
+    // Shared with the request that starts it and those that then wait for it (`get`): stopped if
+    // all of them leave before it ends, like a count; a request that got its reply keeps it going.
+    this.run(key, counter, 0)
       .catch((error: Error) => {
+        if (error instanceof AbandonedRequestError) return;
         this.logger.warn(`Counting a listing histogram in the background failed: ${error.message}`);
       })
       .finally(() => this.warming--);
