@@ -1,21 +1,13 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { createPool, Pool } from 'mysql2';
-import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 
-/** What the killer reads of a mysql2 connection: its id on the server and how it was opened. */
+/** What the killer reads of a mysql2 connection: its id on the server and which server it is on. */
 export interface ServerConnection {
   threadId: number | null;
-  config: {
-    host?: string;
-    port?: number;
-    user?: string;
-    password?: string;
-    ssl?: unknown;
-  };
+  config: { host?: string; port?: number };
   destroy(): void;
 }
-
-const killers = new WeakMap<DataSource, QueryKiller>();
 
 /**
  * Connections per server. A KILL can take a while to return (MariaDB retries waking a statement
@@ -25,48 +17,38 @@ const KILL_CONNECTIONS = 8;
 /** A kill that does not answer within this is given up; the connection is dropped instead. */
 const KILL_TIMEOUT_MS = 2000;
 
+const serverKey = (host: string | undefined, port: number | undefined) =>
+  `${host ?? 'localhost'}:${port ?? 3306}`;
+
 /**
  * Stops the statement a pooled connection is running (`KILL QUERY <id>`), sent through a small
- * pool of its own per server: the listing pool may be full of the very statements to stop.
+ * pool of its own per server: the listing pool may be full of the very statements to stop. Its
+ * servers and credentials are the validated configuration's (DATABASE_URL and the replicas').
  */
 @Injectable()
 export class QueryKiller implements OnApplicationShutdown {
   private readonly logger = new Logger(QueryKiller.name);
+  /** The URL of each server, by host and port; its pool is opened at its first kill. */
+  private readonly urls = new Map<string, string>();
   private readonly pools = new Map<string, Pool>();
   private closed = false;
   private failureLoggedAt = 0;
 
-  constructor(dataSource: DataSource) {
-    killers.set(dataSource, this);
-  }
-
-  /** The killer serving `dataSource`, if the app registered one. */
-  static for(dataSource: DataSource): QueryKiller | undefined {
-    return killers.get(dataSource);
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    const { database } = config;
+    if (database.kind !== 'mysql' || !database.url) return;
+    for (const url of [database.url, ...database.replicaUrls]) {
+      const { hostname, port } = new URL(url);
+      this.urls.set(serverKey(decodeURIComponent(hostname), port ? Number(port) : undefined), url);
+    }
   }
 
   /** Sends `statement` (the dialect's KILL QUERY) to the server `connection` is on. */
   async kill(connection: ServerConnection, statement: string): Promise<void> {
     if (this.closed) throw new Error('the query killer is closed');
-    const { host, port, user, password, ssl } = connection.config;
-    const key = `${host}:${port}:${user}`;
-    let pool = this.pools.get(key);
-    if (!pool) {
-      pool = createPool({
-        host,
-        port,
-        user,
-        password,
-        ssl: ssl as never,
-        connectionLimit: KILL_CONNECTIONS,
-        maxIdle: 2,
-        idleTimeout: 30_000,
-        connectTimeout: KILL_TIMEOUT_MS,
-        queueLimit: 0,
-      });
-      this.pools.set(key, pool);
-    }
+    const key = serverKey(connection.config.host, connection.config.port);
     try {
+      const pool = this.poolFor(key);
       await new Promise<void>((resolve, reject) =>
         pool.query({ sql: statement, timeout: KILL_TIMEOUT_MS }, (error) =>
           error ? reject(error) : resolve(),
@@ -80,6 +62,25 @@ export class QueryKiller implements OnApplicationShutdown {
       }
       throw error;
     }
+  }
+
+  private poolFor(key: string): Pool {
+    let pool = this.pools.get(key);
+    if (pool) return pool;
+    // A host spelled differently from its URL (case, brackets) is still the one server there is.
+    const uri =
+      this.urls.get(key) ?? (this.urls.size === 1 ? [...this.urls.values()][0] : undefined);
+    if (!uri) throw new Error(`no configured database server at ${key}`);
+    pool = createPool({
+      uri,
+      connectionLimit: KILL_CONNECTIONS,
+      maxIdle: 2,
+      idleTimeout: 30_000,
+      connectTimeout: KILL_TIMEOUT_MS,
+      queueLimit: 0,
+    });
+    this.pools.set(key, pool);
+    return pool;
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -5,6 +5,7 @@ import {
   AbandonedRequestError,
   abandonedRequestsMiddleware,
 } from '../../database/abandoned-requests';
+import type { AppConfig } from '../../config/app-config';
 import { QueryKiller } from '../../database/query-killer';
 import { StatementRunners } from './statement-runner';
 
@@ -158,7 +159,9 @@ describe('StatementRunner, abandoned requests', () => {
 
   it('sends KILL QUERY for the running statement, drops its connection and fails the request', async () => {
     const dataSource = mariadb();
-    const killer = new QueryKiller(dataSource);
+    const killer = new QueryKiller({
+      database: { kind: 'mysql', url: 'mysql://listing@127.0.0.1:3306/listing', replicaUrls: [] },
+    } as unknown as AppConfig);
     const connection = busyConnection();
     const kill = jest.spyOn(killer, 'kill').mockImplementation(async () => connection.interrupt());
     const runner = runnerOn(connection);
