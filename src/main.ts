@@ -47,6 +47,15 @@ async function bootstrap(): Promise<void> {
       : 'MySQL';
   const logger = new Logger('Bootstrap');
   logger.log(`listening on port ${config.port}, database: ${database}`);
+  // bin/start-prod applies NODE_HEAP_MAX_MB as a node flag; started otherwise, V8's default holds.
+  if (
+    config.env === 'production' &&
+    !process.execArgv.includes(`--max-old-space-size=${config.heapMaxMb}`)
+  ) {
+    logger.warn(
+      `NODE_HEAP_MAX_MB=${config.heapMaxMb} is not applied: start the app with bin/start-prod (npm run start:prod)`,
+    );
+  }
   logger.log(
     'create a token with: npm run token -- create --name me --scopes users:read,login_activities:read',
   );

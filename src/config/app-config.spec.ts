@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       log: { level: 'info', pretty: true },
       metrics: { enabled: true, token: undefined },
       shutdownTimeoutMs: 10_000,
+      heapMaxMb: 192,
     });
     expect(loadConfig({ NODE_ENV: 'production' }).log.pretty).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', LOG_PRETTY: 'true' }).log.pretty).toBe(true);
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
   it.each([
     [{ PORT: 'abc' }, 'PORT="abc": must be an integer between 0 and 65535'],
     [{ PORT: '70000' }, 'PORT="70000"'],
+    [{ NODE_HEAP_MAX_MB: '32' }, 'NODE_HEAP_MAX_MB="32": must be an integer between 64 and 65536'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV="staging"'],
     [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE="0"'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud"'],

@@ -4,12 +4,14 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
 
-const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => {
+  const message = `must be an integer between ${min} and ${max}`;
+  return z
     .string()
-    .regex(/^\d+$/, { message: `must be an integer between ${min} and ${max}` })
+    .regex(/^\d+$/, { message })
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+    .pipe(z.number().int().min(min, { message }).max(max, { message }));
+};
 
 const databaseUrl = z
   .string()
@@ -56,6 +58,7 @@ export const configSchema = z.object({
   CORS_ORIGINS: z.string().optional(),
   TRUST_PROXY: booleanFromEnv.default(false),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
+  NODE_HEAP_MAX_MB: integer(64, 65_536).default(192),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -123,6 +126,8 @@ export interface AppConfig {
   corsOrigins: string[];
   trustProxy: boolean;
   shutdownTimeoutMs: number;
+  /** V8's old-space bound bin/start-prod applied (`--max-old-space-size`), in MiB. */
+  heapMaxMb: number;
 }
 
 export class ConfigError extends Error {
@@ -223,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     corsOrigins: splitList(raw.CORS_ORIGINS),
     trustProxy: raw.TRUST_PROXY,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
+    heapMaxMb: raw.NODE_HEAP_MAX_MB,
   };
 }
 

@@ -4,6 +4,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Seconds a request may take before it counts as a timeout (default 10). */
+    timeout?: number;
     headers?: Record<string, string>;
     /** Sent in rotation by every connection; each may set its own path and headers. */
     requests?: {

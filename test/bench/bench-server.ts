@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { configSchema } from '../../src/config/app-config';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -65,20 +66,28 @@ export type Yardstick = keyof typeof YARDSTICKS;
 
 /**
  * The node flags production starts the app with: those of `npm run start:prod` (the Docker image's
- * CMD is held to the same by test/unit/docker.spec.ts). Every server of the bench gets them, the
- * yardsticks too, so that the ratios compare like with like.
+ * CMD is held to the same by test/unit/docker.spec.ts), and the heap bound bin/start-prod adds for
+ * `heapMaxMb` (NODE_HEAP_MAX_MB). Every server of the bench gets them, the yardsticks too, so that
+ * the ratios compare like with like.
  */
-export function productionNodeFlags(): string[] {
+export function productionNodeFlags(heapMaxMb: number): string[] {
   const scripts = (
     JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     }
   ).scripts;
   const argv = scripts['start:prod'].trim().split(/\s+/);
-  if (argv[0] !== 'node' || argv.at(-1) !== 'dist/main.js') {
-    throw new Error(`start:prod is not "node [flags] dist/main.js": ${scripts['start:prod']}`);
+  if (argv[0] !== 'bin/start-prod' || argv.at(-1) !== 'dist/main.js') {
+    throw new Error(
+      `start:prod is not "bin/start-prod [flags] dist/main.js": ${scripts['start:prod']}`,
+    );
   }
-  return argv.slice(1, -1);
+  return [`--max-old-space-size=${heapMaxMb}`, ...argv.slice(1, -1)];
+}
+
+/** NODE_HEAP_MAX_MB of the bench's environment, validated as the app does, or its default. */
+export function benchHeapMaxMb(): number {
+  return configSchema.shape.NODE_HEAP_MAX_MB.parse(process.env.NODE_HEAP_MAX_MB || undefined);
 }
 
 const CLOCK_TICKS_PER_SECOND =
@@ -109,10 +118,11 @@ export async function startServer(
     RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000',
     LOG_LEVEL: 'warn',
     LOG_PRETTY: 'false',
+    NODE_HEAP_MAX_MB: String(benchHeapMaxMb()),
     ...extraEnv,
   };
   const args = [
-    ...productionNodeFlags(),
+    ...productionNodeFlags(Number(env.NODE_HEAP_MAX_MB)),
     // Node/V8 flags for the server alone (e.g. heap sizes); the load generator keeps its own.
     ...(process.env.BENCH_SERVER_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
     ...nodeArgs,

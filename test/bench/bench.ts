@@ -19,7 +19,9 @@
  * an unscoped and an organization-scoped token; `--mixed` also runs X, a 60 s mixed load while
  * totals are recounted in the background (mixed.ts); `--insert-cost --without-indexes ix_a,ix_b`
  * also measures I, the writer's insert cost with and without those indexes of login_activities
- * (insert-cost.ts; the indexes are added back). `--only M` (or X, I) runs that part alone.
+ * (insert-cost.ts; the indexes are added back). `--memory` also runs H, 60 s of mixed load with
+ * exports and rejected tokens against a server under `--max-old-space-size=128` (memory.ts): no
+ * crash, no 5xx, its peak RSS. `--only M` (or X, H, I) runs that part alone.
  * Every run's results are written to .bench/ (git-ignored) as JSON.
  */
 import 'reflect-metadata';
@@ -40,6 +42,7 @@ import { readHostCpuTimes, stealPercent } from './host-cpu';
 import { checkTargets, isAppRow, scenarioOf, yardstickRowName } from './targets';
 import { benchInsertCost, InsertCostResult } from './insert-cost';
 import { benchMatrix, MatrixRow, MatrixSummary, pickOrganization, summaryLine } from './matrix';
+import { benchMemory, MemoryResult } from './memory';
 import { benchMixed, MixedResult } from './mixed';
 import { benchWalks, WalkRow } from './walks';
 
@@ -95,6 +98,8 @@ async function main(): Promise<void> {
       matrix: { type: 'boolean', default: false },
       mixed: { type: 'boolean', default: false },
       'mixed-duration': { type: 'string', default: '60' },
+      memory: { type: 'boolean', default: false },
+      'memory-heap-mb': { type: 'string', default: '128' },
       'insert-cost': { type: 'boolean', default: false },
       'without-indexes': { type: 'string' },
     },
@@ -126,6 +131,8 @@ async function main(): Promise<void> {
     matrix: values.matrix,
     mixed: values.mixed,
     mixedDuration: Number(values['mixed-duration']),
+    memory: values.memory,
+    memoryHeapMb: Number(values['memory-heap-mb']),
     insertCost: values['insert-cost'] ? withoutIndexes : undefined,
   };
 
@@ -153,7 +160,7 @@ async function main(): Promise<void> {
   );
   console.log(`[bench] results written to ${file}`);
   await printMachine();
-  for (const [name, { rows, load, matrix, mixed, insertCost }] of results) {
+  for (const [name, { rows, load, matrix, mixed, memory, insertCost }] of results) {
     if (rows.length) printTable(SIZES[name], rows, options, load);
     if (matrix) console.log(`\n${name} M summary: ${summaryLine(matrix.summary)}`);
     if (mixed) {
@@ -162,6 +169,15 @@ async function main(): Promise<void> {
           .map(([status, n]) => `${n} × ${status}`)
           .join(', ')}, p50 ${mixed.p50} ms, p99 ${mixed.p99} ms, max ${mixed.max} ms`,
       );
+    }
+    if (memory) {
+      console.log(
+        `${name} H: --max-old-space-size=${memory.heapMaxMb}, ${memory.requests} requests, ` +
+          `${memory.serverErrors} × 5xx, ${memory.unexpected} unexpected, errors ${memory.errors}, ` +
+          `peak RSS ${memory.peakRssMiB.toFixed(0)} MiB, ${memory.survived ? 'still up' : 'NOT UP'}: ` +
+          (memory.passed ? 'passed' : 'FAILED'),
+      );
+      if (!memory.passed) process.exitCode = 1;
     }
     if (insertCost) {
       console.log(
@@ -209,6 +225,7 @@ interface SizeResult {
   walks: WalkRow[];
   matrix?: { rows: MatrixRow[]; summary: MatrixSummary };
   mixed?: MixedResult;
+  memory?: MemoryResult;
   insertCost?: InsertCostResult;
 }
 
@@ -223,6 +240,8 @@ interface BenchOptions {
   matrix: boolean;
   mixed: boolean;
   mixedDuration: number;
+  memory: boolean;
+  memoryHeapMb: number;
   /** The indexes `--insert-cost` drops, when given. */
   insertCost?: string[];
 }
@@ -341,7 +360,16 @@ async function benchServer(
             connections: options.connections,
           })
         : undefined;
-    return { rows, walks, matrix, mixed };
+    // The bounded heap has a server of its own too (NODE_HEAP_MAX_MB=--memory-heap-mb).
+    const memory =
+      options.memory && wanted('H')
+        ? await benchMemory(url, tokens, {
+            duration: options.mixedDuration,
+            connections: options.connections,
+            heapMaxMb: options.memoryHeapMb,
+          })
+        : undefined;
+    return { rows, walks, matrix, mixed, memory };
   } finally {
     await server.stop();
     for (const yardstick of yardsticks.values()) await yardstick.stop();

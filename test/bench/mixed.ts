@@ -76,7 +76,7 @@ async function pickUser(
   }
 }
 
-async function requestsFor(
+export async function requestsFor(
   baseUrl: string,
   databaseUrl: string,
   tokens: MatrixTokens,

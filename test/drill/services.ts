@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createConnection as createMysqlConnection } from 'mysql2/promise';
-import { buildIfStale, freePort, productionNodeFlags } from '../bench/bench-server';
+import { benchHeapMaxMb, buildIfStale, freePort, productionNodeFlags } from '../bench/bench-server';
 
 const run = promisify(execFile);
 export const ROOT = join(__dirname, '..', '..');
@@ -257,9 +257,10 @@ export class AppInstance {
   async start(): Promise<void> {
     this.port = await freePort();
     this.log = createWriteStream(this.logPath, { flags: 'a' });
+    const heapMaxMb = Number(this.env.NODE_HEAP_MAX_MB ?? benchHeapMaxMb());
     const child = spawn(
       process.execPath,
-      [...productionNodeFlags(), ...this.nodeArgs, 'dist/main.js'],
+      [...productionNodeFlags(heapMaxMb), ...this.nodeArgs, 'dist/main.js'],
       {
         cwd: ROOT,
         env: {
@@ -271,6 +272,7 @@ export class AppInstance {
           HOST: '127.0.0.1',
           DB_MIGRATIONS_RUN: 'false',
           SEED_DEMO_DATA: 'false',
+          NODE_HEAP_MAX_MB: String(heapMaxMb),
           ...this.env,
           PORT: String(this.port),
         },

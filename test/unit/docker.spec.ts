@@ -1,4 +1,5 @@
 import Ajv from 'ajv';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
@@ -104,6 +105,7 @@ describe('docker/Dockerfile', () => {
       'COPY package.json package-lock.json ./',
       'COPY tsconfig.json tsconfig.build.json nest-cli.json .swcrc ./',
       'COPY src ./src',
+      'COPY bin ./bin',
     ]);
   });
 
@@ -118,6 +120,7 @@ describe('docker/Dockerfile', () => {
       'COPY --from=build /app/package.json ./package.json',
       'COPY --from=build /app/node_modules ./node_modules',
       'COPY --from=build /app/dist ./dist',
+      'COPY --from=build /app/bin ./bin',
     ]);
   });
 
@@ -128,14 +131,36 @@ describe('docker/Dockerfile', () => {
       runtime.findIndex((line) => line.startsWith('CMD')),
     );
     expect(runtime.find((line) => line.startsWith('HEALTHCHECK'))).toContain('/health/live');
-    expect(runtime.at(-1)).toMatch(/^CMD \["node", .*"dist\/main\.js"\]$/);
+    expect(runtime.at(-1)).toMatch(/^CMD \["bin\/start-prod", .*"dist\/main\.js"\]$/);
   });
 
   it('starts the app with the same node flags as `npm run start:prod` (and the bench)', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
       .scripts;
     const argv = scripts['start:prod'].split(/\s+/);
-    expect(argv).toEqual(['node', '--v8-pool-size=1', '--max-semi-space-size=16', 'dist/main.js']);
+    expect(argv).toEqual([
+      'bin/start-prod',
+      '--v8-pool-size=1',
+      '--max-semi-space-size=16',
+      'dist/main.js',
+    ]);
     expect(runtime.at(-1)).toBe(`CMD [${argv.map((arg) => `"${arg}"`).join(', ')}]`);
+  });
+
+  it("bounds the heap by NODE_HEAP_MAX_MB, with the config's default", () => {
+    const launcher = read('bin/start-prod');
+    const fallback = /NODE_HEAP_MAX_MB=(\d+)\n/.exec(launcher)?.[1];
+    expect(Number(fallback)).toBe(configSchema.parse({}).NODE_HEAP_MAX_MB);
+    expect(launcher).toContain('exec node --max-old-space-size="$NODE_HEAP_MAX_MB" "$@"');
+  });
+
+  it('applies NODE_HEAP_MAX_MB to the node it execs, and leaves a bad value to the config check', () => {
+    const flagsWith = (value: string) =>
+      spawnSync('sh', [join(ROOT, 'bin/start-prod'), '-p', 'process.execArgv.join(" ")'], {
+        env: { PATH: process.env.PATH, NODE_HEAP_MAX_MB: value },
+        encoding: 'utf8',
+      }).stdout.trim();
+    expect(flagsWith('100')).toBe('--max-old-space-size=100 -p process.execArgv.join(" ")');
+    expect(flagsWith('lots')).toBe('-p process.execArgv.join(" ")');
   });
 });
