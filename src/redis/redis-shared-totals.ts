@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { ChainableCommander, default as Redis } from 'ioredis';
 import type { SharedTotalsStore } from '../common/listing/shared-totals';
 import { SharedRedis } from './shared-redis';
 
@@ -14,11 +14,10 @@ export class RedisSharedTotals implements SharedTotalsStore {
   }
 
   async read(key: string): Promise<{ value: string; remainingMs: number } | undefined> {
-    const replies = await this.redis.multi().get(key).pttl(key).exec();
-    if (!replies) throw new Error('Redis transaction aborted');
-    for (const [error] of replies) if (error) throw error;
-    const value = replies[0][1] as string | null;
-    return value === null ? undefined : { value, remainingMs: Number(replies[1][1]) };
+    const [value, remainingMs] = await run(this.redis.multi().get(key).pttl(key));
+    return value === null
+      ? undefined
+      : { value: value as string, remainingMs: Number(remainingMs) };
   }
 
   async lock(lockKey: string, ms: number): Promise<boolean> {
@@ -30,6 +29,14 @@ export class RedisSharedTotals implements SharedTotalsStore {
   }
 
   async publish(key: string, value: string, ttlMs: number, lockKey: string): Promise<void> {
-    await this.redis.multi().set(key, value, 'PX', ttlMs).del(lockKey).exec();
+    await run(this.redis.multi().set(key, value, 'PX', ttlMs).del(lockKey));
   }
+}
+
+/** A transaction's replies; a failed command (ioredis resolves it with its error) fails it all. */
+async function run(transaction: ChainableCommander): Promise<unknown[]> {
+  const replies = await transaction.exec();
+  if (!replies) throw new Error('Redis transaction aborted');
+  for (const [error] of replies) if (error) throw error;
+  return replies.map(([, reply]) => reply);
 }

@@ -100,6 +100,30 @@ const BENCHMARK_ROUNDS_PER_ROW = 200_000;
  */
 const describeOnMysql = testTarget === 'mysql' ? describe : () => undefined;
 
+/**
+ * The audit-events listing over HTTP with 10 rows, a token for it and a connection of its own that
+ * watches the server's statements. Statements may run far longer than the tests (only stopping them
+ * can end them in time); every count is made afresh.
+ */
+async function startAuditEventsApp() {
+  const kit = await startTestApp({
+    imports: [AuditEventsModule],
+    env: { DB_STATEMENT_TIMEOUT_MS: '60000', COUNT_CACHE_TTL_MS: '0', RATE_LIMIT_PER_MINUTE: '0' },
+  });
+  await createAuditEventsTable(kit.dataSource);
+  for (let i = 0; i < 10; i++) {
+    await kit.dataSource.query(
+      'INSERT INTO audit_events (organization_id, actor_id, action, created_at) VALUES (?, ?, ?, ?)',
+      [null, i, 'sign_in', toSqlDatetime(new Date(Date.UTC(2026, 10, 1, 0, 0, i)))],
+    );
+  }
+  const token = await kit.token({ scopes: ['audit_events:read'] });
+  await kit.app.listen(0, '127.0.0.1');
+  const { port } = kit.app.getHttpServer().address() as AddressInfo;
+  const observer = await createConnection({ uri: kit.config.database.url });
+  return { kit, token, baseUrl: `http://127.0.0.1:${port}`, observer };
+}
+
 describeOnMysql('abandoned requests (MySQL/MariaDB)', () => {
   let kit: TestApp;
   let token: string;
@@ -107,32 +131,12 @@ describeOnMysql('abandoned requests (MySQL/MariaDB)', () => {
   let observer: Connection;
 
   beforeAll(async () => {
-    kit = await startTestApp({
-      imports: [AuditEventsModule],
-      env: {
-        // Far longer than the test: only stopping them can end these statements in time.
-        DB_STATEMENT_TIMEOUT_MS: '60000',
-        COUNT_CACHE_TTL_MS: '0',
-        RATE_LIMIT_PER_MINUTE: '0',
-      },
-    });
-    await createAuditEventsTable(kit.dataSource);
-    for (let i = 0; i < 10; i++) {
-      await kit.dataSource.query(
-        'INSERT INTO audit_events (organization_id, actor_id, action, created_at) VALUES (?, ?, ?, ?)',
-        [null, i, 'sign_in', toSqlDatetime(new Date(Date.UTC(2026, 10, 1, 0, 0, i)))],
-      );
-    }
+    ({ kit, token, baseUrl, observer } = await startAuditEventsApp());
     await kit.dataSource.query('RENAME TABLE audit_events TO audit_events_rows');
     await kit.dataSource.query(
       `CREATE ALGORITHM=TEMPTABLE VIEW audit_events AS SELECT * FROM audit_events_rows
         WHERE BENCHMARK(${BENCHMARK_ROUNDS_PER_ROW}, MD5('a slow row')) = 0`,
     );
-    token = await kit.token({ scopes: ['audit_events:read'] });
-    await kit.app.listen(0, '127.0.0.1');
-    const { port } = kit.app.getHttpServer().address() as AddressInfo;
-    baseUrl = `http://127.0.0.1:${port}`;
-    observer = await createConnection({ uri: kit.config.database.url });
   }, 60_000);
 
   afterAll(async () => {
@@ -221,26 +225,7 @@ describeOnMysql('abandoned requests waiting on a lock (MySQL/MariaDB)', () => {
   let locker: Connection;
 
   beforeAll(async () => {
-    kit = await startTestApp({
-      imports: [AuditEventsModule],
-      env: {
-        DB_STATEMENT_TIMEOUT_MS: '60000',
-        COUNT_CACHE_TTL_MS: '0',
-        RATE_LIMIT_PER_MINUTE: '0',
-      },
-    });
-    await createAuditEventsTable(kit.dataSource);
-    for (let i = 0; i < 10; i++) {
-      await kit.dataSource.query(
-        'INSERT INTO audit_events (organization_id, actor_id, action, created_at) VALUES (?, ?, ?, ?)',
-        [null, i, 'sign_in', toSqlDatetime(new Date(Date.UTC(2026, 10, 1, 0, 0, i)))],
-      );
-    }
-    token = await kit.token({ scopes: ['audit_events:read'] });
-    await kit.app.listen(0, '127.0.0.1');
-    const { port } = kit.app.getHttpServer().address() as AddressInfo;
-    baseUrl = `http://127.0.0.1:${port}`;
-    observer = await createConnection({ uri: kit.config.database.url });
+    ({ kit, token, baseUrl, observer } = await startAuditEventsApp());
     locker = await createConnection({ uri: kit.config.database.url });
   }, 60_000);
 

@@ -169,7 +169,7 @@ export class CountCache {
     work.join();
     const compute = () => work.run(() => counter(previous));
     const total = (
-      this.shared ? this.counter(key, compute, freshForMs) : this.counted(key, compute)
+      this.shared ? this.countShared(key, compute, freshForMs) : this.counted(key, compute)
     ).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, { total, work });
     return total;
@@ -197,7 +197,7 @@ export class CountCache {
    * Counts `key` here if no other instance is (the shared store's lock), publishing the result;
    * otherwise waits for theirs. `freshForMs`: a published total is taken only with more time left.
    */
-  private async counter(
+  private async countShared(
     key: string,
     compute: () => Promise<ListingTotal>,
     freshForMs: number,

@@ -87,9 +87,9 @@ export function choosePlan(
   const uniqueSort = paths.some((path) => path.sort === sortColumn && path.uniqueSort);
   let best: ListingPlan | undefined;
   let bestEquals = 0;
-  /** The cheapest sort, and the stretch of the cheapest walk a window may leave unmatched. */
+  /** The rows the best plan may pass before a window's first match: set for exposed walks. */
+  let bestStretch: number | undefined;
   let bestSort: ListingPlan | undefined;
-  const exposedRows = new Map<ListingPlan, number>();
   let countPath: { path: IndexPath; rows: number } | undefined;
   for (const path of [PRIMARY_KEY_PATH, ...paths]) {
     if (!path.equals.every((column) => bound.equals.has(column))) continue;
@@ -122,7 +122,6 @@ export function choosePlan(
       const covered = checked.every((column) => path.covers?.includes(column));
       const cost =
         Math.min(rows, depth * perMatch) * (checked.length && covered ? COVERED_CHECK_COST : 1);
-      const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
       // Times correlate (users created lately were updated lately): a window checked on a walk in
       // another time's order may match only at its far end, unless implied id bounds bring an id
       // walk to it.
@@ -132,8 +131,8 @@ export function choosePlan(
           (column) =>
             bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
         );
-      if (exposed) exposedRows.set(walk, rows);
-      consider(walk, path.equals.length);
+      const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
+      consider(walk, path.equals.length, exposed ? rows : undefined);
     }
     if (!path.unique && path.sort !== sortColumn) {
       const sort: ListingPlan = {
@@ -148,14 +147,12 @@ export function choosePlan(
   }
   // The primary key's walk is always a candidate, so there is a plan. A walk that may pass its
   // whole stretch gives way to a sort that costs less than that stretch and stays small.
-  let plan = best!;
-  const stretch = exposedRows.get(plan);
-  if (stretch !== undefined && bestSort && bestSort.cost <= Math.min(stretch, SAFE_SORT_COST)) {
-    plan = bestSort;
-  }
+  const safeSort =
+    bestStretch !== undefined && bestSort && bestSort.cost <= Math.min(bestStretch, SAFE_SORT_COST);
+  const plan = safeSort ? bestSort! : best!;
   return { ...plan, countIndex: countPath?.path.index };
 
-  function consider(candidate: ListingPlan, equals: number): void {
+  function consider(candidate: ListingPlan, equals: number, stretch?: number): void {
     // On a tie, the index binding more equality columns (the scope's, say) reads fewer rows.
     if (
       !best ||
@@ -163,6 +160,7 @@ export function choosePlan(
       (candidate.cost === best.cost && equals > bestEquals)
     ) {
       best = candidate;
+      bestStretch = stretch;
       bestEquals = equals;
     }
   }

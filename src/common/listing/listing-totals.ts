@@ -133,11 +133,8 @@ export class ListingTotals {
     repository: ListingRepository<TItem>,
     filters: Record<string, unknown>,
   ): Promise<void> {
-    const columns = ['id', ...repository.definition.sortableColumns].filter(
-      (column) => column === 'id' || repository.isTimestamp(column),
-    );
     let counted = false;
-    for (const column of columns) {
+    for (const column of repository.timeOrders) {
       const query = { ...filters, sort: column } as ListingQuery;
       const walk = this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit);
       // The rollup gives a filter's total and its rows per hour; ids are still counted (keyset

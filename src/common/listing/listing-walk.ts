@@ -134,17 +134,18 @@ export class ListingWalks {
         .filter(({ binds, between }) => binds?.range && between && binds.column !== 'id')
         .map(({ binds }) => binds!.column),
     );
-    const timeOrders = new Set(
-      ['id', ...definition.sortableColumns].filter(
-        (column) => column === 'id' || repository.isTimestamp(column),
-      ),
-    );
     // The implied bounds are a range of ids: the primary key's walk is priced on their stretch.
     const ranges = implied.length ? [...criteria.bound.ranges, 'id'] : criteria.bound.ranges;
     const bounded: ListingCriteria = {
       ...criteria,
       implied: implied.length ? implied : criteria.implied,
-      bound: { ...criteria.bound, ranges: new Set(ranges), windows, bracketed, timeOrders },
+      bound: {
+        ...criteria.bound,
+        ranges: new Set(ranges),
+        windows,
+        bracketed,
+        timeOrders: repository.timeOrders,
+      },
     };
     const estimates = rowEstimates(definition, bounded, {
       total: (conditions) =>

@@ -195,6 +195,18 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.itemQuery.timestamps?.includes(column) ?? false;
   }
 
+  private timeOrdersOnce?: ReadonlySet<string>;
+
+  /** The orders that follow time, `id` first, then each sortable timestamp: they have buckets. */
+  get timeOrders(): ReadonlySet<string> {
+    this.timeOrdersOnce ??= new Set(
+      ['id', ...this.definition.sortableColumns].filter(
+        (column) => column === 'id' || this.isTimestamp(column),
+      ),
+    );
+    return this.timeOrdersOnce;
+  }
+
   /** Counts and reads the page in one snapshot. */
   async countAndFindPage(
     criteria: ListingCriteria,
