@@ -101,6 +101,34 @@ const BENCHMARK_ROUNDS_PER_ROW = 200_000;
 const describeOnMysql = testTarget === 'mysql' ? describe : () => undefined;
 
 /**
+ * FLOOD keyset steps of the audit events, each with a bound of its own (no two share a count),
+ * each able to be abandoned by its client.
+ */
+function flood(baseUrl: string, token: string) {
+  return Array.from({ length: FLOOD }, (_, i) => {
+    const controller = new AbortController();
+    const done = fetch(`${baseUrl}/v1/audit_events?before_id=${1000 + i}&sort=-id`, {
+      headers: { Authorization: `Bearer ${token}` },
+      signal: controller.signal,
+    }).then(
+      (response) => `answered ${response.status}`,
+      () => 'aborted',
+    );
+    return { controller, done };
+  });
+}
+
+/** Every client of the flood gives up; all of them were left unanswered. When they left. */
+async function abandon(clients: ReturnType<typeof flood>): Promise<number> {
+  for (const client of clients) client.controller.abort();
+  const left = Date.now();
+  expect(await Promise.all(clients.map((client) => client.done))).toEqual(
+    Array(FLOOD).fill('aborted'),
+  );
+  return left;
+}
+
+/**
  * The audit-events listing over HTTP with 10 rows, a token for it and a connection of its own that
  * watches the server's statements. Statements may run far longer than the tests (only stopping them
  * can end them in time); every count is made afresh.
@@ -172,28 +200,14 @@ describeOnMysql('abandoned requests (MySQL/MariaDB)', () => {
   }, 60_000);
 
   it(`leaves none of ${FLOOD} abandoned requests' statements running 1 s after they left`, async () => {
-    const clients = Array.from({ length: FLOOD }, (_, i) => {
-      const controller = new AbortController();
-      // Distinct bounds that every row is within: no two requests share a count of their own, and
-      // no filter pushed into the view spares a row its sleep.
-      const done = fetch(`${baseUrl}/v1/audit_events?before_id=${1000 + i}&sort=-id`, {
-        headers: { Authorization: `Bearer ${token}` },
-        signal: controller.signal,
-      }).then(
-        (response) => `answered ${response.status}`,
-        () => 'aborted',
-      );
-      return { controller, done };
-    });
+    // Bounds that every row is within: no filter pushed into the view spares a row its sleep.
+    const clients = flood(baseUrl, token);
     // The flood is on the database (a statement on each of several connections) ...
     const busy = await eventually(running, (n) => n >= 5, 5000);
     expect(busy).toBeGreaterThanOrEqual(5);
     await new Promise((resolve) => setTimeout(resolve, CLIENT_GIVES_UP_MS));
     // ... when every client gives up.
-    for (const client of clients) client.controller.abort();
-    expect(await Promise.all(clients.map((client) => client.done))).toEqual(
-      Array(FLOOD).fill('aborted'),
-    );
+    await abandon(clients);
 
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(await running()).toBe(0);
@@ -247,28 +261,13 @@ describeOnMysql('abandoned requests waiting on a lock (MySQL/MariaDB)', () => {
 
   it(`leaves no statement of ${FLOOD} abandoned requests on the server 1 s after they left`, async () => {
     await locker.query('LOCK TABLES audit_events WRITE');
-    const clients = Array.from({ length: FLOOD }, (_, i) => {
-      const controller = new AbortController();
-      // Keyset steps with distinct bounds: no two share a count of their own.
-      const done = fetch(`${baseUrl}/v1/audit_events?before_id=${1000 + i}&sort=-id`, {
-        headers: { Authorization: `Bearer ${token}` },
-        signal: controller.signal,
-      }).then(
-        (response) => `answered ${response.status}`,
-        () => 'aborted',
-      );
-      return { controller, done };
-    });
+    const clients = flood(baseUrl, token);
     // The flood waits on the database (a statement on each of the pool's connections) ...
     const waiting = await eventually(running, (statements) => statements.length >= 5, 5000);
     expect(waiting.length).toBeGreaterThanOrEqual(5);
     await new Promise((resolve) => setTimeout(resolve, CLIENT_GIVES_UP_MS));
     // ... when every client gives up.
-    for (const client of clients) client.controller.abort();
-    const left = Date.now();
-    expect(await Promise.all(clients.map((client) => client.done))).toEqual(
-      Array(FLOOD).fill('aborted'),
-    );
+    const left = await abandon(clients);
 
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, left + 1000 - Date.now())));
     const still = await running();
