@@ -39,6 +39,8 @@ export interface ListingCriteria {
    * plan cannot drift; undefined: the optimizer's choice; `PRIMARY_KEY`: the primary key.
    */
   index?: string;
+  /** The plan reads the filters' matches through `index` and sorts them (not a walk in order). */
+  sorted?: boolean;
   /** The index the count reads through: the filters' most selective one. */
   countIndex?: string;
   /** The sort column is unique (its index says so): ordered by it alone, ties cannot happen. */

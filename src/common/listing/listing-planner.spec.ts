@@ -69,7 +69,8 @@ describe('choosePlan', () => {
     const rows = estimates(200_000, { created_at: 0.04 }, ['created_at']);
     // Taken as independent, the walk of updated_at would read 500 entries; at worst it reads all.
     const small = choosePlan(usersListing.indexes, windowed(), 'updated_at', 20, rows);
-    expect(small).toMatchObject({ kind: 'sort', index: 'ix_users_created_at' });
+    // Its index carries updated_at: the matches are sorted without reading a row.
+    expect(small).toMatchObject({ kind: 'sort', index: 'ix_users_created_at_cover', cost: 2_000 });
     // A window matching too many rows to sort safely is walked.
     const many = estimates(5_000_000, { created_at: 0.5 }, ['created_at']);
     const large = choosePlan(usersListing.indexes, windowed(), 'updated_at', 20, many);
@@ -77,9 +78,27 @@ describe('choosePlan', () => {
     // Implied id bounds bring a walk in id order to the window: it is walked.
     const id = choosePlan(usersListing.indexes, windowed(['created_at']), 'id', 20, rows);
     expect(id.kind).toBe('walk');
-    // Names do not follow time: taken as independent of the window, their walk reads 500 entries.
+    // Names do not follow time: taken as independent of the window, their walk reads 500 entries,
+    // checked inside the index that carries created_at.
     const name = choosePlan(usersListing.indexes, windowed(), 'name', 20, rows);
-    expect(name).toMatchObject({ kind: 'walk', index: 'ix_users_name' });
+    expect(name).toMatchObject({ kind: 'walk', index: 'ix_users_name_cover' });
+  });
+
+  it('walks the index that carries a filter rather than sort rows read for it', () => {
+    // `q` at 2M users: 50k matches. Sorting them reads 50k rows; the created_at index carrying
+    // name and e-mail is walked instead, its entries checked without reading a row, at any depth.
+    const q = bound([], ['(name or email)']);
+    const rows = estimates(2_000_000, { '(name or email)': 0.025 }, ['(name or email)']);
+    for (const depth of [20, 25_000]) {
+      expect(choosePlan(usersListing.indexes, q, 'created_at', depth, rows)).toMatchObject({
+        kind: 'walk',
+        index: 'ix_users_created_at_cover',
+      });
+    }
+    // Unfiltered, the narrow index walks the same order at a quarter of the width.
+    expect(
+      choosePlan(usersListing.indexes, bound([]), 'name', 1_000_000, estimates(2e6, {}, [])),
+    ).toMatchObject({ kind: 'walk', index: 'ix_users_name' });
   });
 
   it('always has a plan: a time window sorted by name is a walk of the name index or a sort', () => {

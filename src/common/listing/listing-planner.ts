@@ -64,8 +64,15 @@ export interface RowEstimates {
 
 /** Reading and sorting a row costs about this many index entries walked in order. */
 const SORT_ROW_COST = 2;
-/** A filter checked inside the index (its column covered) costs this share of reading the row. */
-const COVERED_CHECK_COST = 0.25;
+/**
+ * An entry whose filters are checked inside the index (their columns covered) costs this share of
+ * a row read: the next entry of a page already read, where a row is a lookup elsewhere.
+ */
+const COVERED_CHECK_COST = 0.05;
+/** Sorting an index's entries that carry the sort column and every filter: no row is read. */
+const COVERED_SORT_COST = 0.25;
+/** The most entries sorted from an index alone: more spill the sort's temporary table to disk. */
+const COVERED_SORT_ROWS = 200_000;
 /** The largest sort (in index entries) taken over a walk whose matches may lie at its far end. */
 const SAFE_SORT_COST = 200_000;
 
@@ -113,15 +120,19 @@ export function choosePlan(
     const checked = [...bound.equals, ...bound.ranges].filter(
       (column) => !path.equals.includes(column) && column !== path.sort,
     );
+    // Secondary indexes carry the primary key: a bound on `id` is checked inside any of them.
+    const carries = (column: string) =>
+      columnsOf(column).every((c) => c === 'id' || c === path.sort || path.covers?.includes(c));
+    const covered = checked.every(carries);
     const inOrder = path.unique || path.sort === sortColumn;
     if (inOrder) {
       // A checked prefix of the sort column clusters its matches in the walk's order: the walk may
       // pass most of the index before it reaches them.
       const clustered = checked.some((column) => columnsOf(column).includes(path.sort));
       const perMatch = checked.length === 0 ? 1 : clustered ? rows : rows / matches;
-      const covered = checked.every((column) => path.covers?.includes(column));
-      const cost =
-        Math.min(rows, depth * perMatch) * (checked.length && covered ? COVERED_CHECK_COST : 1);
+      // Without checks, or with checks the index carries, the walk reads no row but the page's.
+      const entryCost = covered ? COVERED_CHECK_COST : 1;
+      const cost = Math.min(rows, depth * perMatch) * entryCost;
       // Times correlate (users created lately were updated lately): a window checked on a walk in
       // another time's order may match only at its far end, unless implied id bounds bring an id
       // walk to it.
@@ -132,14 +143,19 @@ export function choosePlan(
             bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
         );
       const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
-      consider(walk, path.equals.length, exposed ? rows : undefined);
+      consider(walk, path.equals.length, exposed ? rows * entryCost : undefined);
     }
     if (!path.unique && path.sort !== sortColumn) {
       const sort: ListingPlan = {
         kind: 'sort',
         index: path.index,
         uniqueSort,
-        cost: rows * SORT_ROW_COST,
+        // Covering the sort column too, the matches are sorted from the index alone.
+        cost:
+          rows *
+          (covered && carries(sortColumn) && rows <= COVERED_SORT_ROWS
+            ? COVERED_SORT_COST
+            : SORT_ROW_COST),
       };
       if (!bestSort || sort.cost < bestSort.cost) bestSort = sort;
       consider(sort, path.equals.length);

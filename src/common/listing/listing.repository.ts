@@ -413,9 +413,22 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Statement {
     const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
     const { where, params } = this.where(criteria);
+    const from = `${this.from(forceIndex ?? criteria.index)}${where}`;
+    if (criteria.sorted && this.isMysql()) {
+      // MariaDB's filesort would look each sorted row up again by its id, even when the index
+      // carries what it selects: the matches are materialized first (a LIMIT keeps them so).
+      const sortValue = criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`;
+      return {
+        sql:
+          `SELECT t.id AS id FROM (SELECT t.id${sortValue} FROM ${from}` +
+          ` LIMIT ${MATERIALIZED_ROWS}) t ORDER BY ${orderBy('t', criteria, direction)}` +
+          ' LIMIT :page_limit OFFSET :page_offset',
+        params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
+      };
+    }
     return {
       sql:
-        `SELECT ${output} FROM ${this.from(forceIndex ?? criteria.index)}${where}` +
+        `SELECT ${output} FROM ${from}` +
         ` ORDER BY ${orderBy('t', criteria, direction)}` +
         // Parameters, not literals: every page of a walk then runs one and the same statement.
         ' LIMIT :page_limit OFFSET :page_offset',
@@ -532,6 +545,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.dataSource.options.type === 'mysql';
   }
 }
+
+/** A LIMIT no derived table reaches: it only keeps the optimizer from merging the table away. */
+const MATERIALIZED_ROWS = '18446744073709551615';
 
 /** The most rows a straight read walks (`straightPageStatement`): past it the deferred join is cheaper. */
 const STRAIGHT_WALK_ROWS = 200;

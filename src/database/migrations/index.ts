@@ -3,6 +3,7 @@ import { ListingIndexes1763856000000 } from './1763856000000-listing-indexes';
 import { LoginActivitiesIdIndex1763942400000 } from './1763942400000-login-activities-id-index';
 import { LoginActivitiesOutcomeTimeIndex1763942460000 } from './1763942460000-login-activities-outcome-time-index';
 import { IndexPerFilterAndSort1764028800000 } from './1764028800000-index-per-filter-and-sort';
+import { UsersCoveringIndexes1764201600000 } from './1764201600000-users-covering-indexes';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   LoginActivitiesIdIndex1763942400000,
   LoginActivitiesOutcomeTimeIndex1763942460000,
   IndexPerFilterAndSort1764028800000,
+  UsersCoveringIndexes1764201600000,
 ];
