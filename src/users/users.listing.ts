@@ -30,7 +30,13 @@ export const usersListing = defineListing(ListUsersQueryDto, {
       sort,
       covers: ['created_at', 'updated_at', 'role_id', 'name', 'email'].filter((c) => c !== sort),
     })),
-    // `q`: the union of a name prefix's and an e-mail prefix's ranges, read and sorted.
-    { index: 'ix_users_name,uq_users_email', equals: [], sort: '(name or email)' },
+    // `q`: the union of a name prefix's and an e-mail prefix's ranges, read and sorted, each
+    // from an index that carries the other filters and sorts.
+    {
+      index: 'ix_users_name_cover,ix_users_email_cover',
+      equals: [],
+      sort: '(name or email)',
+      covers: ['created_at', 'updated_at', 'role_id', 'name', 'email'],
+    },
   ],
 });

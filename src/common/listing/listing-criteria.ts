@@ -18,6 +18,11 @@ export interface Condition {
   binds?: { column: string; range: boolean };
   /** A range's bounds (inclusive), for estimates from a histogram: ids, or times in ms. */
   between?: { from?: number; to?: number };
+  /**
+   * `sql` as alternatives, one per column of a `prefix` (`name LIKE … OR email LIKE …`): each is
+   * read through its own index of a union path and the matches joined (`ListingRepository`).
+   */
+  anyOf?: string[];
   /** `after_id` (ids above `bound`) or `before_id`: a keyset walk's total is counted per bucket. */
   keyset?: { bound: number; upwards: boolean };
 }
@@ -95,8 +100,10 @@ export function buildCriteria(
       }
       case 'prefix': {
         const like = (c: string) => `t.${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
+        const anyOf = (columns ?? [column]).map(like);
         conditions.push({
-          sql: `(${(columns ?? [column]).map(like).join(' OR ')})`,
+          sql: `(${anyOf.join(' OR ')})`,
+          anyOf,
           params: { [name]: `${escapeLike(String(value))}%` },
           binds,
         });

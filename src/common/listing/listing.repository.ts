@@ -394,8 +394,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const { where, params } = this.where(criteria);
     // Unfiltered, any index counts the rows: the optimizer takes the narrowest, not the sort's.
     const index = criteria.conditions.length ? criteria.countIndex : undefined;
+    const union = index && this.union(criteria, index, 't.id');
     return {
-      sql: `SELECT COUNT(*) AS total, ${this.highestId()} AS max_id FROM ${this.from(index)}${where}`,
+      sql:
+        `SELECT COUNT(*) AS total, ${this.highestId()} AS max_id FROM ` +
+        (union ? `(${union.sql}) t` : `${this.from(index)}${where}`),
       params,
     };
   }
@@ -417,11 +420,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     if (criteria.sorted && this.isMysql()) {
       // MariaDB's filesort would look each sorted row up again by its id, even when the index
       // carries what it selects: the matches are materialized first (a LIMIT keeps them so).
-      const sortValue = criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`;
+      const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
+      const union = this.union(criteria, forceIndex ?? criteria.index, selected);
       return {
         sql:
-          `SELECT t.id AS id FROM (SELECT t.id${sortValue} FROM ${from}` +
-          ` LIMIT ${MATERIALIZED_ROWS}) t ORDER BY ${orderBy('t', criteria, direction)}` +
+          `SELECT t.id AS id FROM (` +
+          (union?.sql ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`) +
+          `) t ORDER BY ${orderBy('t', criteria, direction)}` +
           ' LIMIT :page_limit OFFSET :page_offset',
         params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
       };
@@ -493,6 +498,32 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       this.itemSqlText = { output: outputOf('x'), straightOutput: outputOf('t') };
     }
     return this.itemSqlText;
+  }
+
+  /**
+   * On MySQL/MariaDB, for a union path (`ix_a,ix_b`) and a condition with one alternative per
+   * index (`q`): `selected` of each alternative's matches read through its own index, joined by
+   * UNION (which drops a row both find). Each index carries the other filters, so no row is read,
+   * where an index merge would look up every match. Undefined for any other criteria.
+   */
+  private union(
+    criteria: ListingCriteria,
+    index: string | undefined,
+    selected: string,
+  ): { sql: string } | undefined {
+    const names = index?.split(',') ?? [];
+    const split = criteria.conditions.find((c) => c.anyOf?.length === names.length);
+    if (!this.isMysql() || names.length < 2 || !split) return undefined;
+    const others = [...criteria.conditions, ...(criteria.implied ?? [])]
+      .filter((condition) => condition !== split)
+      .map((condition) => ` AND (${condition.sql})`)
+      .join('');
+    const branches = names.map(
+      (name, i) =>
+        `SELECT ${selected} FROM \`${this.definition.table}\` t FORCE INDEX (\`${name}\`)` +
+        ` WHERE (${split.anyOf![i]})${others}`,
+    );
+    return { sql: branches.join(' UNION ') };
   }
 
   private where(criteria: ListingCriteria): { where: string; params: Record<string, unknown> } {
