@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   buildIfStale();
   const folder = resultsFolder('drill');
   say(`results and logs in ${folder}`);
-  const db = new PrivateMariaDb(join(folder, 'mariadb.log'));
+  const db = new PrivateMariaDb({ logPath: join(folder, 'mariadb.log') });
   const redis = new PrivateRedis();
   const apps: AppInstance[] = [];
   let proxy: RoundRobinProxy | undefined;
