@@ -45,6 +45,8 @@ export class PrivateMariaDb {
       `--datadir=${join(this.folder, 'data')}`,
       '--auth-root-authentication-method=normal',
       '--skip-test-db',
+      // Its temporary files in its own folder: two installs side by side share nothing.
+      `--tmpdir=${this.folder}`,
       ...asRoot(),
     ]);
     this.log = createWriteStream(this.options.logPath ?? join(this.folder, 'mariadbd.log'), {
@@ -62,6 +64,7 @@ export class PrivateMariaDb {
         `--port=${this.port}`,
         `--socket=${join(this.folder, 'sock')}`,
         `--pid-file=${join(this.folder, 'pid')}`,
+        `--tmpdir=${this.folder}`,
         '--bind-address=127.0.0.1',
         `--innodb-buffer-pool-size=${this.options.innodbBufferPoolMb ?? 256}M`,
         '--max-connections=500',
