@@ -84,7 +84,14 @@ class Primary implements ReadSource {
 
 type Verdict =
   | { inRotation: true; lagSeconds: number }
-  | { inRotation: false; reason: OutOfRotationReason; detail: string; lagSeconds: number | null };
+  | {
+      inRotation: false;
+      reason: OutOfRotationReason;
+      detail: string;
+      lagSeconds: number | null;
+      /** The server's own words on a replication error: for the log, never the health reply. */
+      error?: string;
+    };
 
 /**
  * The read replicas (DATABASE_REPLICA_URLS) and which of them serve listing reads. Each has a
@@ -204,7 +211,7 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
       const lagSeconds = status?.secondsBehind ?? null;
       verdict = judged.inRotation
         ? { inRotation: true, lagSeconds: lagSeconds ?? 0 }
-        : { ...judged, lagSeconds };
+        : { ...judged, lagSeconds, error: status?.lastError };
       if (verdict.inRotation && !replica.dataSource.isInitialized) await this.connect(replica);
     } catch (error) {
       const permission = (error as { errno?: unknown }).errno === ER_SPECIFIC_ACCESS_DENIED;
@@ -298,7 +305,8 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
     const left = this.replicas.filter((candidate) => candidate.inRotation).length;
     this.logger.warn(
       `${replica.name} out of the read rotation: ${verdict.reason} (${verdict.detail}); ` +
-        (left > 0 ? `${left} replica(s) left in it` : 'reads go to the primary'),
+        (left > 0 ? `${left} replica(s) left in it` : 'reads go to the primary') +
+        (verdict.error ? `; the replica says: ${verdict.error.slice(0, 300)}` : ''),
     );
   }
 }

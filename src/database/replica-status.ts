@@ -54,7 +54,10 @@ export function readReplicaStatus(
   };
 }
 
-/** Whether a replica in `status` may serve reads, and if not, why. */
+/**
+ * Whether a replica in `status` may serve reads, and if not, why. `detail` is shown in the public
+ * readiness reply, so it never carries the server's own error text (it names hosts and users).
+ */
 export function judgeReplica(
   status: ReplicaStatus | undefined,
   maxLagMs: number,
@@ -81,5 +84,4 @@ export function judgeReplica(
 export const lagBoundMs = (seconds: number): number => (seconds + 1) * 1000;
 
 const describe = (thread: string, status: ReplicaStatus) =>
-  `${thread} thread ${status[thread === 'IO' ? 'ioRunning' : 'sqlRunning'] || 'not running'}` +
-  (status.lastError ? `: ${status.lastError.slice(0, 200)}` : '');
+  `${thread} thread ${status[thread === 'IO' ? 'ioRunning' : 'sqlRunning'] || 'not running'}`;

@@ -117,6 +117,28 @@ if (testTarget === 'sqlite') {
       expect(await metrics()).toMatch(/^db_pool_connections_max\{pool="replica0"\} \d+/m);
     });
 
+    it('costs the primary one token look-up per token and TOKEN_CACHE_TTL_MS, whatever the requests', async () => {
+      await rotation(true);
+      const count = async () => {
+        const text = await metrics();
+        const of = (target: string) =>
+          (metric(text, `db_queries_total{target="${target}",outcome="ok"}`) || 0) +
+          (metric(text, `db_queries_total{target="${target}",outcome="error"}`) || 0);
+        return { primary: of('primary'), replica: of('replica') };
+      };
+      const before = await count();
+      const started = Date.now();
+      for (let i = 0; i < 50; i++) await api.get('/v1/users?limit=1').expect(200);
+      const elapsed = Date.now() - started;
+      const after = await count();
+      // Each request counts and reads its page on the replica.
+      expect(after.replica - before.replica).toBeGreaterThanOrEqual(100);
+      // The primary: a look-up each time the cached one expired, and at most one last_used_at.
+      expect(after.primary - before.primary).toBeLessThanOrEqual(
+        Math.ceil(elapsed / TOKEN_TTL_MS) + 2,
+      );
+    });
+
     it('runs a statement again on the primary when the replica dies under it: 200, never 5xx', async () => {
       await rotation(true);
       // The replica goes silent mid-conversation, then its connections drop.
@@ -144,6 +166,8 @@ if (testTarget === 'sqlite') {
 
       const out = await eventually(replica0, (r) => r.reason === 'down', 5000);
       expect(out).toMatchObject({ in_rotation: false, reason: 'down' });
+      // The reply is public: a reason and a code, no host, port or user.
+      expect(JSON.stringify(out)).not.toMatch(/127\.0\.0\.1|root|:\d{4,5}/);
       const text = await metrics();
       expect(metric(text, 'database_replica_in_rotation{replica="replica0"}')).toBe(0);
       expect(
