@@ -14,6 +14,7 @@ import { ConfigModule } from './config/config.module';
 import { buildAppDataSourceOptions } from './database/app-data-source-options';
 import { DatabaseAvailableGuard } from './database/database-available.guard';
 import { DatabaseModule } from './database/database.module';
+import { DatabasePools } from './database/pool-usage';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -39,17 +40,18 @@ export class AppModule {
     extraModules: DynamicModule['imports'] = [],
     options: AppModuleOptions = {},
   ): DynamicModule {
+    const pools = new DatabasePools();
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config, options.logDestination),
         TypeOrmModule.forRoot({
-          ...buildAppDataSourceOptions(config),
+          ...buildAppDataSourceOptions(config, pools.usage('primary')),
           // Connected by DatabaseAvailability: boot must not wait for a database that is down.
           manualInitialization: true,
         }),
-        DatabaseModule,
+        DatabaseModule.forRoot(pools),
         DiscoveryModule,
         RedisModule,
         ListingModule,

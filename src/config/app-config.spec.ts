@@ -26,7 +26,13 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       env: 'development',
       port: 3000,
-      database: { kind: 'sqlite', replicaUrls: [], migrationsRun: true, seedDemoData: true },
+      database: {
+        kind: 'sqlite',
+        replicaUrls: [],
+        replicaMaxLagMs: 5000,
+        migrationsRun: true,
+        seedDemoData: true,
+      },
       log: { level: 'info', pretty: true },
       metrics: { enabled: true, token: undefined },
       shutdownTimeoutMs: 10_000,
@@ -48,6 +54,10 @@ describe('loadConfig', () => {
     [{ SHUTDOWN_TIMEOUT_MS: '-1' }, 'SHUTDOWN_TIMEOUT_MS="-1"'],
     [{ PAGE_LIMIT_DEFAULT: '200' }, 'PAGE_LIMIT_DEFAULT=200: must not exceed PAGE_LIMIT_MAX (100)'],
     [{ DATABASE_REPLICA_URLS: 'mysql://r1/db' }, 'DATABASE_REPLICA_URLS: needs DATABASE_URL'],
+    [
+      { REPLICA_MAX_LAG_MS: '500' },
+      'REPLICA_MAX_LAG_MS="500": must be an integer between 1000 and 3600000',
+    ],
   ])('names the variable of a bad value: %j', (env, message) => {
     expect(problemsOf(env).join('\n')).toContain(message);
   });

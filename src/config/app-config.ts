@@ -27,6 +27,7 @@ export const configSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   DATABASE_URL: databaseUrl.optional(),
   DATABASE_REPLICA_URLS: z.string().optional(),
+  REPLICA_MAX_LAG_MS: integer(1000, 3_600_000).default(5000),
   SQLITE_PATH: z.string().min(1).default('data/listing.sqlite'),
   DB_POOL_SIZE: integer(1, 500).default(10),
   DB_STATEMENT_TIMEOUT_MS: integer(0, 600_000).default(5000),
@@ -72,6 +73,11 @@ export interface AppConfig {
     kind: 'mysql' | 'sqlite';
     url?: string;
     replicaUrls: string[];
+    /**
+     * A replica further behind the primary than this (or not replicating, or down) is taken out of
+     * the read rotation until it is healthy again; with none left, reads go to the primary.
+     */
+    replicaMaxLagMs: number;
     sqlitePath: string;
     poolSize: number;
     statementTimeoutMs: number;
@@ -198,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       kind,
       url: raw.DATABASE_URL,
       replicaUrls,
+      replicaMaxLagMs: raw.REPLICA_MAX_LAG_MS,
       sqlitePath: raw.SQLITE_PATH,
       poolSize: raw.DB_POOL_SIZE,
       statementTimeoutMs: raw.DB_STATEMENT_TIMEOUT_MS,

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { DataSourceOptions, Logger as TypeOrmLogger } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
+import { countedMysqlDriver, PoolUsage } from './pool-usage';
 
 /** How much longer than the server-side statement limit the client waits before giving up. */
 const MARGIN_MS = 2000;
@@ -21,8 +22,9 @@ export const clientBoundFor = (limitMs: number): number =>
  *   connection it holds) would otherwise wait forever. On expiry mysql2 drops the connection and
  *   the request answers 503. The CLIs (migrations) keep no such bound.
  * - TypeORM's own messages through the app's logger, without query parameters.
+ * - On MySQL, its pool counted by `pool` (the metrics' gauges).
  */
-export function buildAppDataSourceOptions(config: AppConfig): DataSourceOptions {
+export function buildAppDataSourceOptions(config: AppConfig, pool?: PoolUsage): DataSourceOptions {
   const options: DataSourceOptions = {
     ...buildDataSourceOptions(config),
     logger: new DatabaseLogger(),
@@ -30,9 +32,29 @@ export function buildAppDataSourceOptions(config: AppConfig): DataSourceOptions 
   if (options.type !== 'mysql') return options;
   return {
     ...options,
+    ...(pool ? { driver: countedMysqlDriver(pool) } : {}),
     enableQueryTimeout: true,
     maxQueryExecutionTime: clientBoundFor(config.database.statementTimeoutMs),
   };
+}
+
+/** A replica that cannot be connected to within this is as good as down: the primary serves. */
+const REPLICA_CONNECT_TIMEOUT_MS = 2000;
+
+/**
+ * A read replica's options: the app's, on the replica's URL, never migrating (the replica gets
+ * the schema from the primary), and quicker to give up connecting.
+ */
+export function buildReplicaDataSourceOptions(
+  config: AppConfig,
+  url: string,
+  pool?: PoolUsage,
+): DataSourceOptions {
+  const options = buildAppDataSourceOptions(
+    { ...config, database: { ...config.database, url, migrationsRun: false } },
+    pool,
+  );
+  return { ...options, connectTimeout: REPLICA_CONNECT_TIMEOUT_MS } as DataSourceOptions;
 }
 
 /**

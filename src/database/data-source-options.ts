@@ -8,30 +8,17 @@ import { migrations } from './migrations';
 // Only what is queried through TypeORM: the listings read their tables with SQL of their own.
 export const entities = [ApiToken];
 
-const mysqlConnection = (url: string) => ({ url });
-
 /**
- * The one TypeORM options object, shared by the app, the CLIs and the test kit.
+ * The one TypeORM options object, shared by the app, the CLIs and the test kit: the primary's
+ * (the read replicas get data sources of their own, `ReadReplicas`).
  * `synchronize` is never on: the schema comes from the migrations.
  */
 export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
   const { database } = config;
   if (database.kind === 'mysql') {
-    const replicas = database.replicaUrls;
     return {
       type: 'mysql',
-      ...(replicas.length
-        ? {
-            replication: {
-              master: mysqlConnection(database.url!),
-              slaves: replicas.map(mysqlConnection),
-              // A node that keeps failing is set aside for a while, then tried again (mysql2's
-              // default of 0 would drop it for good, and the service would never recover).
-              removeNodeErrorCount: 3,
-              restoreNodeTimeout: 2000,
-            },
-          }
-        : mysqlConnection(database.url!)),
+      url: database.url!,
       charset: 'utf8mb4_unicode_ci',
       timezone: 'Z',
       supportBigNumbers: true,

@@ -23,7 +23,7 @@ export const CONNECTING_RETRY_AFTER_SECONDS = String(MAX_RETRY_MS / 1000);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A short, driver-free name for why an attempt failed: it shows in the public readiness reply. */
-function reasonOf(error: unknown): string {
+export function reasonOf(error: unknown): string {
   let current: unknown = error;
   for (let depth = 0; depth < 3 && current && typeof current === 'object'; depth++) {
     const code = (current as { code?: unknown }).code;

@@ -1,19 +1,34 @@
-import { Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { abandonedRequestsMiddleware } from './abandoned-requests';
 import { DatabaseAvailability } from './database-availability';
 import { DemoDataBootstrap } from './demo-data.bootstrap';
+import { DatabasePools } from './pool-usage';
 import { QueryKiller } from './query-killer';
+import { ReadReplicas } from './read-replicas';
 
 /**
  * The database's life around the data source TypeORM provides: connecting it (at boot or later),
- * and stopping the statements of requests whose client has left.
+ * the read replicas and which of them serve reads, the pools' usage, and stopping the statements
+ * of requests whose client has left.
  */
 @Global()
-@Module({
-  providers: [DatabaseAvailability, DemoDataBootstrap, QueryKiller],
-  exports: [DatabaseAvailability, QueryKiller],
-})
+@Module({})
 export class DatabaseModule implements NestModule {
+  /** `pools`: the usage of the pools, the primary's counted from the options TypeORM was given. */
+  static forRoot(pools: DatabasePools): DynamicModule {
+    return {
+      module: DatabaseModule,
+      providers: [
+        DatabaseAvailability,
+        DemoDataBootstrap,
+        QueryKiller,
+        ReadReplicas,
+        { provide: DatabasePools, useValue: pools },
+      ],
+      exports: [DatabaseAvailability, QueryKiller, ReadReplicas, DatabasePools],
+    };
+  }
+
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(abandonedRequestsMiddleware).forRoutes('{*path}');
   }

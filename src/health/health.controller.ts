@@ -16,6 +16,8 @@ export class HealthController {
     indicators: ReadinessIndicators,
   ) {
     this.readinessChecks = [() => indicators.database()];
+    if (indicators.replicasConfigured())
+      this.readinessChecks.push(() => indicators.replicaStates());
     if (indicators.redisConfigured()) this.readinessChecks.push(() => indicators.redisPing());
   }
 
@@ -27,8 +29,9 @@ export class HealthController {
   }
 
   /**
-   * The database answers within a second, and Redis too when configured. Else 503, as problem
-   * details like every other error, naming what is down.
+   * The database (the primary) answers within a second, and Redis too when configured. Else 503,
+   * as problem details like every other error, naming what is down. The read replicas' places in
+   * the rotation are in the details (`replicas`), whatever they are.
    */
   @Get('ready')
   @HealthCheck()

@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseAvailability } from '../database/database-availability';
+import { ReadReplicas } from '../database/read-replicas';
 
 /** How long a probe waits for the database or Redis before calling it down. */
 export const PROBE_TIMEOUT_MS = 1000;
@@ -24,22 +25,21 @@ function reason(error: unknown): string {
 }
 
 /**
- * Readiness of what requests need: the database connection that serves reads (a replica when
- * DATABASE_REPLICA_URLS is set, else the primary) and Redis when REDIS_URL is set.
+ * Readiness of what requests need: the primary (tokens are always read there, and it serves the
+ * listings whenever no replica is in the rotation) and Redis when REDIS_URL is set. The read
+ * replicas are reported, never down: losing one costs no request.
  */
 @Injectable()
 export class ReadinessIndicators implements OnModuleDestroy {
   private readonly redis?: Redis;
-  /** What serves reads, as readiness names it: the replicas when there are any. */
-  private readonly readsFrom: 'database' | 'replica';
 
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
     private readonly availability: DatabaseAvailability,
+    private readonly replicas: ReadReplicas,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.readsFrom = config.database.replicaUrls.length > 0 ? 'replica' : 'database';
     if (config.redisUrl) {
       // Its own small connection: a probe must not queue behind, or retry like, request traffic.
       this.redis = new Redis(config.redisUrl, {
@@ -59,9 +59,8 @@ export class ReadinessIndicators implements OnModuleDestroy {
     if (!this.availability.isUp()) {
       return this.indicators.check('database').down({ message: this.availability.reason() });
     }
-    const session = this.indicators.check(this.readsFrom);
-    const runner = this.dataSource.createQueryRunner('slave');
-    const ping = runner.query('SELECT 1').finally(() => runner.release());
+    const session = this.indicators.check('database');
+    const ping = this.dataSource.query('SELECT 1');
     try {
       await withTimeout(ping, PROBE_TIMEOUT_MS, 'the database');
       return session.up();
@@ -69,6 +68,25 @@ export class ReadinessIndicators implements OnModuleDestroy {
       ping.catch(() => undefined);
       return session.down({ message: reason(error) });
     }
+  }
+
+  replicasConfigured(): boolean {
+    return this.replicas.states().length > 0;
+  }
+
+  /** Each replica's place in the read rotation, and why it is out: details, never a failure. */
+  replicaStates() {
+    const details = Object.fromEntries(
+      this.replicas.states().map(({ name, inRotation, reason, detail, lagSeconds }) => [
+        name,
+        {
+          in_rotation: inRotation,
+          lag_seconds: lagSeconds,
+          ...(reason ? { reason, detail } : {}),
+        },
+      ]),
+    );
+    return this.indicators.check('replicas').up(details);
   }
 
   redisConfigured(): boolean {

@@ -3,30 +3,18 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { DataSource, EntitySubscriberInterface } from 'typeorm';
 import type { AfterQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
 import { DatabaseAvailability } from '../database/database-availability';
+import { DatabasePools, PoolSnapshot } from '../database/pool-usage';
+import { ReadReplicas } from '../database/read-replicas';
+import { OUT_OF_ROTATION_REASONS } from '../database/replica-status';
 import { MetricsRegistry } from './metrics.registry';
 
 type Target = 'primary' | 'replica';
 
-/** What a mysql2 pool exposes about itself (internal fields, read-only here). */
-interface Mysql2Pool {
-  _allConnections?: { length: number };
-  _freeConnections?: { length: number };
-  _connectionQueue?: { length: number };
-  config?: { connectionLimit?: number };
-}
-
-interface PoolSnapshot {
-  pool: string;
-  open: number;
-  idle: number;
-  waiting: number;
-  max: number;
-}
-
 /**
- * Query latency (a TypeORM subscriber: every query of the app passes the broadcaster's
- * AfterQuery event, with its execution time and whether it ran on the primary or a replica)
- * and connection-pool gauges read from the mysql2 pools at scrape time.
+ * Query latency (a TypeORM subscriber of the primary's data source and each replica's: every
+ * query of the app passes the broadcaster's AfterQuery event, with its execution time), the
+ * connection pools' gauges (counted from the pools' public events, `PoolUsage`) and the read
+ * replicas' place in the rotation and lag, read at scrape time.
  */
 @Injectable()
 export class DatabaseMetrics implements EntitySubscriberInterface, OnModuleInit {
@@ -36,6 +24,8 @@ export class DatabaseMetrics implements EntitySubscriberInterface, OnModuleInit 
   constructor(
     private readonly dataSource: DataSource,
     private readonly availability: DatabaseAvailability,
+    private readonly replicas: ReadReplicas,
+    pools: DatabasePools,
     registry: MetricsRegistry,
   ) {
     this.queries = new Counter({
@@ -51,7 +41,6 @@ export class DatabaseMetrics implements EntitySubscriberInterface, OnModuleInit 
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     });
-    const pools = () => this.pools();
     const gauge = (name: string, help: string, read: (pool: PoolSnapshot) => number) =>
       new Gauge({
         name,
@@ -60,49 +49,80 @@ export class DatabaseMetrics implements EntitySubscriberInterface, OnModuleInit 
         registers: [registry],
         collect() {
           this.reset();
-          for (const snapshot of pools()) this.set({ pool: snapshot.pool }, read(snapshot));
+          for (const snapshot of pools.snapshots())
+            this.set({ pool: snapshot.pool }, read(snapshot));
         },
       });
     gauge('db_pool_connections_open', 'Open connections of the pool.', (p) => p.open);
-    gauge('db_pool_connections_idle', 'Open connections waiting for work.', (p) => p.idle);
-    gauge('db_pool_connections_in_use', 'Connections running a query.', (p) => p.open - p.idle);
-    gauge('db_pool_acquire_waiting', 'Queries waiting for a free connection.', (p) => p.waiting);
+    gauge('db_pool_connections_idle', 'Open connections waiting for work.', (p) =>
+      Math.max(0, p.open - p.inUse),
+    );
+    gauge(
+      'db_pool_connections_in_use',
+      'Connections handed out, not yet given back.',
+      (p) => p.inUse,
+    );
+    gauge(
+      'db_pool_acquire_waiting',
+      'Queries waiting for a connection (a free one, or a new one connecting).',
+      (p) => p.waiting,
+    );
     gauge('db_pool_connections_max', 'Largest number of connections of the pool.', (p) => p.max);
+    this.replicaGauges(registry);
   }
 
-  /** Subscribes once the data source is initialized: initializing replaces its subscribers. */
+  private replicaGauges(registry: MetricsRegistry): void {
+    const states = () => this.replicas.states();
+    new Gauge({
+      name: 'database_replica_in_rotation',
+      help: 'Whether the read replica serves listing reads (1) or is out of the rotation (0).',
+      labelNames: ['replica'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const state of states()) this.set({ replica: state.name }, state.inRotation ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'database_replica_out_of_rotation',
+      help: `Why a read replica is out of the rotation: 1 for its reason (${OUT_OF_ROTATION_REASONS.join(', ')}), absent while it is in.`,
+      labelNames: ['replica', 'reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const state of states()) {
+          if (state.reason) this.set({ replica: state.name, reason: state.reason }, 1);
+        }
+      },
+    });
+    new Gauge({
+      name: 'database_replica_lag_seconds',
+      help: 'How far behind the primary the read replica was at its last check (SHOW REPLICA STATUS, whole seconds); absent when unknown.',
+      labelNames: ['replica'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const state of states()) {
+          if (state.lagSeconds !== null) this.set({ replica: state.name }, state.lagSeconds);
+        }
+      },
+    });
+  }
+
+  /** Subscribes once each data source is initialized: initializing replaces its subscribers. */
   onModuleInit(): void {
     void this.availability.whenUp().then(() => {
       if (!this.dataSource.subscribers.includes(this)) this.dataSource.subscribers.push(this);
     });
+    this.replicas.subscribe(this);
   }
 
   afterQuery(event: AfterQueryEvent): void {
-    const target: Target =
-      event.queryRunner?.getReplicationMode?.() === 'slave' ? 'replica' : 'primary';
+    const onReplica = event.queryRunner && event.queryRunner.connection !== this.dataSource;
+    const target: Target = onReplica ? 'replica' : 'primary';
     this.queries.inc({ target, outcome: event.success ? 'ok' : 'error' });
     if (event.success && event.executionTime !== undefined) {
       this.duration.observe({ target }, event.executionTime / 1000);
     }
-  }
-
-  /** The mysql2 pools: `primary`, or `primary` and `replica0..n` with replicas; none on SQLite. */
-  private pools(): PoolSnapshot[] {
-    const driver = this.dataSource.driver as {
-      pool?: Mysql2Pool;
-      poolCluster?: { _nodes?: Record<string, { pool: Mysql2Pool }> };
-    };
-    const named: [string, Mysql2Pool][] = [];
-    if (driver.pool) named.push(['primary', driver.pool]);
-    for (const [id, node] of Object.entries(driver.poolCluster?._nodes ?? {})) {
-      named.push([id === 'MASTER' ? 'primary' : id.replace(/^SLAVE/, 'replica'), node.pool]);
-    }
-    return named.map(([pool, raw]) => ({
-      pool,
-      open: raw._allConnections?.length ?? 0,
-      idle: raw._freeConnections?.length ?? 0,
-      waiting: raw._connectionQueue?.length ?? 0,
-      max: raw.config?.connectionLimit ?? 0,
-    }));
   }
 }

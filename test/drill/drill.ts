@@ -1,20 +1,32 @@
 /**
- * Fault drill (issue 28, point 4): `npm run drill [-- --seconds 30 ...]`. See docs/operations.md.
+ * Fault drill (issue 28, point 4; issue 34, point 4): `npm run drill [-- --seconds 30 ...]`. See
+ * docs/operations.md.
  *
- * Starts a private MariaDB and Redis, two app instances behind a round-robin proxy (plus a pair
- * with a low rate limit for the rate-limit check), and runs one mixed load per fault: a MariaDB
- * restart, a Redis crash and return, SIGTERM to one instance. Results go to .bench/drill/<time>/.
+ * Starts a private MariaDB primary with a replica of it, and Redis, two app instances behind a
+ * round-robin proxy (plus a pair with a low rate limit for the rate-limit check), and runs one
+ * mixed load per fault: a primary restart, a Redis crash and return, the replica killed and
+ * brought back, the replica's SQL thread stopped and started, SIGTERM to one instance. During the
+ * replica faults logins are appended on the primary and a tail walk follows them. Results go to
+ * .bench/drill/<time>/.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatOutcomes, Load, PhaseSummary, RequestRecord, summarize } from './load';
 import {
+  LoginWriter,
+  queriesByTarget,
+  RotationWatch,
+  TailFollower,
+  TailOutcome,
+  tailOutcome,
+} from './replica-faults';
+import {
   AppInstance,
   buildIfStale,
   createToken,
-  PrivateMariaDb,
   PrivateRedis,
+  ReplicatedMariaDb,
   resultsFolder,
   RoundRobinProxy,
   seededDatabase,
@@ -33,7 +45,10 @@ const { values: args } = parseArgs({
     activities: { type: 'string', default: '200000' },
     'statement-ms': { type: 'string', default: '5000' },
     'rate-limit': { type: 'string', default: '20' },
-    faults: { type: 'string', default: 'mariadb,redis,sigterm' },
+    'replica-down': { type: 'string', default: '6' },
+    'replica-max-lag-ms': { type: 'string', default: '5000' },
+    'replica-stalled': { type: 'string', default: '10' },
+    faults: { type: 'string', default: 'mariadb,redis,replica-kill,replica-lag,sigterm' },
   },
   strict: true,
 });
@@ -44,6 +59,11 @@ const STATEMENT_MS = Number(args['statement-ms']);
 const HANG_LIMIT_MS = STATEMENT_MS + 1000;
 const CLIENT_TIMEOUT_MS = STATEMENT_MS + 2000;
 const RATE_LIMIT = Number(args['rate-limit']);
+const REPLICA_DOWN_MS = Number(args['replica-down']) * 1000;
+const REPLICA_MAX_LAG_MS = Number(args['replica-max-lag-ms']);
+const REPLICA_STALLED_MS = Number(args['replica-stalled']) * 1000;
+/** After the load, how long the tail walk may take to serve the last appended rows. */
+const TAIL_FINISH_MS = 60_000;
 const FAULTS = args.faults.split(',').map((f) => f.trim());
 
 interface RateLimitProbe {
@@ -64,6 +84,10 @@ interface FaultResult {
   lastNotOkAfterEndS: number | null;
   noReply: { path: string; error?: string; atS: number }[];
   rateLimit?: { redisUp: RateLimitProbe; redisDown: RateLimitProbe };
+  /** Database statements of both instances between the load's start and the fault's. */
+  statementsBefore?: { requests: number; primary: number; replica: number };
+  /** Replica faults: what the tail walk served of the logins appended meanwhile. */
+  tail?: TailOutcome;
   notes: string[];
   records: RequestRecord[];
 }
@@ -98,7 +122,8 @@ async function main(): Promise<void> {
   buildIfStale();
   const folder = resultsFolder('drill');
   say(`results and logs in ${folder}`);
-  const db = new PrivateMariaDb(join(folder, 'mariadb.log'));
+  const servers = new ReplicatedMariaDb({ logFolder: folder });
+  const db = servers.primary;
   const redis = new PrivateRedis();
   const apps: AppInstance[] = [];
   let proxy: RoundRobinProxy | undefined;
@@ -106,17 +131,18 @@ async function main(): Promise<void> {
     await proxy?.stop();
     await Promise.all(apps.map((app) => app.stop()));
     await redis.kill();
-    await db.remove();
+    await servers.remove();
   };
   process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
 
   try {
-    await db.install();
-    await db.start();
-    say(`private MariaDB on port ${db.port}`);
+    await servers.start();
+    say(`private MariaDB primary on port ${db.port}, its replica on ${servers.replica.port}`);
     await redis.start();
     say(`private Redis on port ${redis.port}`);
     const { databaseUrl, shape } = await seededDatabase(db, 'listing_drill', args);
+    await servers.caughtUp(600_000);
+    const replicaUrl = `${servers.replica.url}/listing_drill`;
     const token = await createToken('drill', databaseUrl);
     // Fresh tokens (untouched budgets) for the rate-limit check, made ahead of the load.
     const probeTokens = {
@@ -126,6 +152,8 @@ async function main(): Promise<void> {
 
     const env = (perMinute: number) => ({
       DATABASE_URL: databaseUrl,
+      DATABASE_REPLICA_URLS: replicaUrl,
+      REPLICA_MAX_LAG_MS: String(REPLICA_MAX_LAG_MS),
       REDIS_URL: redis.url,
       DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_MS),
       RATE_LIMIT_PER_MINUTE: String(perMinute),
@@ -154,8 +182,27 @@ async function main(): Promise<void> {
       const notes: string[] = [];
       let rateLimit: FaultResult['rateLimit'];
       let description = '';
+      const replicaFault = fault.startsWith('replica-');
+      if (replicaFault) {
+        // A fault before (the primary's restart) may have left the replica out for a while.
+        const before = new RotationWatch([a, b]);
+        before.start();
+        await before.allIn();
+        await before.stop();
+      }
+      const statementsAtStart = await queriesByTarget([a, b]);
+      const [{ maxId }] = await db.query<{ maxId: number | null }[]>(
+        'SELECT MAX(id) AS maxId FROM listing_drill.login_activities',
+      );
+      const writer = replicaFault ? new LoginWriter(databaseUrl) : undefined;
+      const follower = replicaFault
+        ? new TailFollower(`http://127.0.0.1:${proxy.port}`, token, Number(maxId ?? 0))
+        : undefined;
+      const watch = replicaFault ? new RotationWatch([a, b]) : undefined;
       const t0 = performance.now();
       load.start();
+      writer?.start();
+      follower?.start();
       say(`${fault}: load started`);
       let redisUp: RateLimitProbe | undefined;
       if (fault === 'redis') {
@@ -163,7 +210,10 @@ async function main(): Promise<void> {
         say(`rate limit with Redis up: ${formatProbe(redisUp)}`);
       }
       await sleep(Math.max(0, t0 + FAULT_AT_MS - performance.now()));
+      const statementsAtFault = await queriesByTarget([a, b]);
+      const requestsBefore = load.records.length;
       const faultStart = performance.now();
+      watch?.start();
       let faultEnd: number;
       if (fault === 'mariadb') {
         description = 'MariaDB restarted (SIGTERM, wait for exit, start, wait until it answers)';
@@ -179,6 +229,25 @@ async function main(): Promise<void> {
         rateLimit = { redisUp: redisUp!, redisDown };
         await sleep(Math.max(0, faultStart + REDIS_DOWN_MS - performance.now()));
         await redis.start();
+        faultEnd = performance.now();
+      } else if (fault === 'replica-kill') {
+        description =
+          `replica killed (SIGKILL), started again ${REPLICA_DOWN_MS / 1000} s later; ` +
+          'the window ends when A and B both have it back in the read rotation';
+        await servers.replica.kill();
+        await sleep(Math.max(0, faultStart + REPLICA_DOWN_MS - performance.now()));
+        await servers.replica.start();
+        await watch!.allIn();
+        faultEnd = performance.now();
+      } else if (fault === 'replica-lag') {
+        description =
+          `replica's SQL thread stopped for ${REPLICA_STALLED_MS / 1000} s (REPLICA_MAX_LAG_MS ` +
+          `${REPLICA_MAX_LAG_MS} ms), then started; the window ends when A and B both have it back`;
+        await servers.replica.query('STOP SLAVE SQL_THREAD');
+        await watch!.someOut();
+        await sleep(Math.max(0, faultStart + REPLICA_STALLED_MS - performance.now()));
+        await servers.replica.query('START SLAVE SQL_THREAD');
+        await watch!.allIn();
         faultEnd = performance.now();
       } else if (fault === 'sigterm') {
         description = 'SIGTERM to instance B of the two behind the proxy (not started again)';
@@ -196,9 +265,31 @@ async function main(): Promise<void> {
       );
       await sleep(Math.max(0, t0 + LOAD_MS - performance.now()));
       await load.stop();
-      results.push(
-        report(fault, description, load.records, t0, faultStart, faultEnd, notes, rateLimit),
+      await writer?.stop();
+      await follower?.finish(writer?.committed ?? [], TAIL_FINISH_MS);
+      await watch?.stop();
+      for (const change of watch?.changes ?? []) {
+        notes.push(
+          `${change.instance}: replica ${change.inRotation ? 'back in the rotation' : `out (${change.reason})`} at ${((change.at - t0) / 1000).toFixed(1)} s`,
+        );
+      }
+      const result = report(
+        fault,
+        description,
+        load.records,
+        t0,
+        faultStart,
+        faultEnd,
+        notes,
+        rateLimit,
       );
+      result.statementsBefore = {
+        requests: requestsBefore,
+        primary: statementsAtFault.primary - statementsAtStart.primary,
+        replica: statementsAtFault.replica - statementsAtStart.replica,
+      };
+      if (writer && follower) result.tail = tailOutcome(writer, follower, faultStart, faultEnd);
+      results.push(result);
       say(`${fault}: ${formatOutcomes(results.at(-1)!.phases.during.byOutcome)} during the fault`);
     }
 
@@ -328,6 +419,23 @@ function renderMarkdown(results: FaultResult[], logLines: string[]): string {
       for (const n of r.noReply) kinds.set(n.error ?? '?', (kinds.get(n.error ?? '?') ?? 0) + 1);
       lines.push(
         `  - no reply: ${[...kinds].map(([k, n]) => `${n}× ${k}`).join(', ')} (at ${[...new Set(r.noReply.map((n) => `${n.atS} s`))].slice(0, 8).join(', ')})`,
+      );
+    }
+    if (r.statementsBefore) {
+      const { requests, primary, replica } = r.statementsBefore;
+      lines.push(
+        `  - database statements of A and B before the fault: ${requests} requests, ` +
+          `${primary} on the primary (${((primary / Math.max(1, requests)) * 1000).toFixed(1)} per 1000 requests), ${replica} on the replica`,
+      );
+    }
+    if (r.tail) {
+      const t = r.tail;
+      lines.push(
+        `  - logins appended on the primary meanwhile: ${t.appended}; served by the tail walk: ${t.served}, ` +
+          `missing ${t.missing}, served twice ${t.servedTwice}, out of order ${t.outOfOrder}; longest ` +
+          `from commit to first served: ${t.longestWaitS.before ?? '-'} s for rows committed before the fault, ` +
+          `${t.longestWaitS.during ?? '-'} s during it, ${t.longestWaitS.after ?? '-'} s after it; ` +
+          `tail walk replies: ${formatOutcomes(t.replies)}`,
       );
     }
     if (r.rateLimit) {

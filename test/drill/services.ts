@@ -1,16 +1,15 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, WriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer, Server, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createConnection as createMysqlConnection } from 'mysql2/promise';
 import { benchHeapMaxMb, buildIfStale, freePort, productionNodeFlags } from '../bench/bench-server';
+import { PrivateMariaDb } from '../kit/private-mariadb';
 
 const run = promisify(execFile);
 export const ROOT = join(__dirname, '..', '..');
-export { buildIfStale, freePort };
+export { buildIfStale, freePort, PrivateMariaDb };
+export { ReplicatedMariaDb } from '../kit/private-mariadb';
 
 export const say = (message: string): void => {
   process.stdout.write(`[${new Date().toISOString().slice(11, 23)}] ${message}\n`);
@@ -29,101 +28,6 @@ export function resultsFolder(name: string): string {
   const folder = join(ROOT, '.bench', name, stamp);
   mkdirSync(folder, { recursive: true });
   return folder;
-}
-
-/**
- * A MariaDB server of its own (own data folder, port and socket, root without a password), so
- * that the drill can restart it without touching the shared one on 3306.
- */
-export class PrivateMariaDb {
-  port = 0;
-  private folder = '';
-  private child?: ChildProcess;
-  private log?: WriteStream;
-
-  constructor(private readonly logPath: string) {}
-
-  get url(): string {
-    return `mysql://root@127.0.0.1:${this.port}`;
-  }
-
-  async install(): Promise<void> {
-    this.folder = await mkdtemp(join(tmpdir(), 'listing-drill-mariadb-'));
-    this.port = await freePort();
-    // --no-defaults: the machine's my.cnf names another user and log file.
-    await run('mariadb-install-db', [
-      '--no-defaults',
-      `--datadir=${join(this.folder, 'data')}`,
-      '--auth-root-authentication-method=normal',
-      '--skip-test-db',
-      ...(process.getuid?.() === 0 ? ['--user=root'] : []),
-    ]);
-    this.log = createWriteStream(this.logPath, { flags: 'a' });
-  }
-
-  /** Starts the server and resolves once it answers a query. */
-  async start(): Promise<void> {
-    const child = spawn(
-      'mariadbd',
-      [
-        '--no-defaults',
-        `--datadir=${join(this.folder, 'data')}`,
-        `--port=${this.port}`,
-        `--socket=${join(this.folder, 'sock')}`,
-        `--pid-file=${join(this.folder, 'pid')}`,
-        '--bind-address=127.0.0.1',
-        '--skip-log-bin',
-        '--innodb-buffer-pool-size=256M',
-        '--max-connections=500',
-        ...(process.getuid?.() === 0 ? ['--user=root'] : []),
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout?.pipe(this.log!, { end: false });
-    child.stderr?.pipe(this.log!, { end: false });
-    this.child = child;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`mariadbd exited early; see ${this.logPath}`);
-      try {
-        const connection = await createMysqlConnection({ uri: this.url, connectTimeout: 1000 });
-        await connection.query('SELECT 1');
-        await connection.end();
-        return;
-      } catch {
-        if (Date.now() > deadline) throw new Error(`mariadbd did not start; see ${this.logPath}`);
-        await sleep(100);
-      }
-    }
-  }
-
-  /** SIGTERM (a clean shutdown, as a service manager's restart does) and waits for the exit. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child) return;
-    this.child = undefined;
-    const exited = exitOf(child);
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await exited;
-    clearTimeout(timer);
-  }
-
-  async query(sql: string): Promise<unknown> {
-    const connection = await createMysqlConnection({ uri: this.url });
-    try {
-      const [rows] = await connection.query(sql);
-      return rows;
-    } finally {
-      await connection.end();
-    }
-  }
-
-  async remove(): Promise<void> {
-    await this.stop();
-    this.log?.end();
-    if (this.folder) await rm(this.folder, { recursive: true, force: true });
-  }
 }
 
 /** A Redis server of its own, as a child process without persistence. */

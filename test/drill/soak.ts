@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   buildIfStale();
   const folder = resultsFolder('soak');
   say(`results and logs in ${folder}`);
-  const db = new PrivateMariaDb(join(folder, 'mariadb.log'));
+  const db = new PrivateMariaDb({ logPath: join(folder, 'mariadb.log') });
   let app: AppInstance | undefined;
   let load: Load | undefined;
   const cleanUp = async () => {

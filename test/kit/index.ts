@@ -8,3 +8,4 @@ export * from './tcp-proxy';
 export * from './eventually';
 export * from './listing-contract';
 export * from './statements';
+export * from './private-mariadb';

@@ -95,8 +95,8 @@ export class ListingExporter {
       if (ended || remaining <= 0) return undefined;
       const rows = Math.min(EXPORT_CHUNK_ROWS, remaining);
       const from = position ? after(walk, position) : walk.criteria;
-      const items = await repository.findFirst(from, rows, this.walks.options);
-      const shown = walk.tail ? this.walks.heldBack(items) : items;
+      const { items, completeAsOf } = await repository.findFirst(from, rows, this.walks.options);
+      const shown = walk.tail ? this.walks.heldBack(items, completeAsOf) : items;
       ended = shown.length < rows;
       remaining -= shown.length;
       const last = shown.at(-1);

@@ -60,6 +60,7 @@ describe('ListingPager, time limits', () => {
         async (_criteria: unknown, _offset: number, _limit: number, _options: PageOptions) => ({
           total: { total: 50, maxId: 50 },
           items: [],
+          completeAsOf: Date.now(),
         }),
       ),
       count: jest.fn(async (_criteria: unknown, _options: PageOptions) => ({
@@ -73,7 +74,7 @@ describe('ListingPager, time limits', () => {
           _limit: number,
           _known: unknown,
           _options: PageOptions,
-        ) => [],
+        ) => ({ items: [], completeAsOf: Date.now() }),
       ),
     };
     const listing = repository as unknown as ListingRepository<{ id: number }>;

@@ -10,7 +10,7 @@ import type { ListingFormat } from './listing-format.decorator';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingTotals } from './listing-totals';
 import { after, ListingWalks, positionAfter, Walk } from './listing-walk';
-import type { ListingRepository } from './listing.repository';
+import type { ListingRepository, Rows } from './listing.repository';
 import { Page } from './page';
 
 /** Rows from either end past which a page is positioned from the rollup, where it answers. */
@@ -66,9 +66,16 @@ export class ListingPager {
       this.totals.of(walk),
       repository.findFirst(after(walk, position), walk.limit + 1, this.walks.options),
     ]);
-    const more = read.length > walk.limit;
-    const items = more ? read.slice(0, walk.limit) : read;
-    return this.page(walk, items, position.offset, counted.total, more, position);
+    const more = read.items.length > walk.limit;
+    const items = more ? read.items.slice(0, walk.limit) : read.items;
+    return this.page(
+      walk,
+      { items, completeAsOf: read.completeAsOf },
+      position.offset,
+      counted.total,
+      more,
+      position,
+    );
   }
 
   private async numberedPage<TItem extends { id: number }>(
@@ -78,16 +85,21 @@ export class ListingPager {
     const { repository, criteria, limit } = walk;
     const offset = (pageNumber - 1) * limit;
     // When this request counts in full, it reads its page in the count's snapshot.
-    let countedWithPage: TItem[] | undefined;
+    let countedWithPage: Rows<TItem> | undefined;
     const countWithPage: TotalCounter = async (previous) => {
       if (previous) return this.totals.advancing(walk, false)(previous);
-      const result = await repository.countAndFindPage(criteria, offset, limit, this.walks.options);
-      countedWithPage = result.items;
-      return { ...result.total, countedAt: Date.now() };
+      const { total, ...rows } = await repository.countAndFindPage(
+        criteria,
+        offset,
+        limit,
+        this.walks.options,
+      );
+      countedWithPage = rows;
+      return { ...total, countedAt: Date.now() };
     };
     const counted = await this.totals.of(walk, countWithPage);
     // A page past the end is answered without walking the index to its end.
-    const items =
+    const rows =
       countedWithPage ??
       (offset < counted.total
         ? ((await this.positionedPage(walk, offset, counted.total)) ??
@@ -98,8 +110,9 @@ export class ListingPager {
             counted,
             this.walks.options,
           )))
-        : []);
-    return this.page(walk, items, offset, counted.total, offset + items.length < counted.total);
+        : { items: [], completeAsOf: Date.now() });
+    const more = offset + rows.items.length < counted.total;
+    return this.page(walk, rows, offset, counted.total, more);
   }
 
   /**
@@ -112,7 +125,7 @@ export class ListingPager {
     walk: Walk<TItem>,
     offset: number,
     total: number,
-  ): Promise<TItem[] | undefined> {
+  ): Promise<Rows<TItem> | undefined> {
     const { repository, criteria, limit } = walk;
     const depth = Math.min(offset, total - offset - limit);
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows)) return undefined;
@@ -153,7 +166,7 @@ export class ListingPager {
    */
   private page<TItem extends { id: number }>(
     walk: Walk<TItem>,
-    items: TItem[],
+    { items, completeAsOf }: Rows<TItem>,
     offset: number,
     total: number,
     /** Rows follow this page's in the walk's order. */
@@ -161,7 +174,7 @@ export class ListingPager {
     from?: WalkPosition,
   ): Page<TItem> {
     const { limit, tail } = walk;
-    const shown = tail ? this.walks.heldBack(items) : items;
+    const shown = tail ? this.walks.heldBack(items, completeAsOf) : items;
     const last = shown.at(-1);
     let next: WalkPosition | undefined;
     // Held-back rows (or none yet) end an ascending id walk for now, not for good: it goes on.

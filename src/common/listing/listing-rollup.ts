@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { ReadReplicas } from '../../database/read-replicas';
 import type { Condition, ListingCriteria } from './listing-criteria';
 import type { ListingRepository, PageOptions } from './listing.repository';
 
@@ -122,7 +123,10 @@ export class ListingRollups {
   private readonly ttlMs: number;
   private readonly rebuildMs: number;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() private readonly readReplicas?: ReadReplicas,
+  ) {
     this.ttlMs = config.countCacheTtlMs;
     this.rebuildMs = config.countCacheFullRecountMs;
     this.options = {
@@ -277,13 +281,18 @@ export class ListingRollups {
     return building;
   }
 
-  /** Adds the rows above the rollup's highest id, a stretch of the primary key at a time. */
+  /**
+   * Adds the rows above the rollup's highest id, a stretch of the primary key at a time, all read
+   * on the server that read the highest id: a replica less far along would miss rows for good.
+   * (Should that replica fail, the primary answers, which has every row it had.)
+   */
   private async fill(repository: AnyRepository, rollup: Rollup): Promise<void> {
     const { columns, time } = repository.definition.rollup!;
-    const highest = await repository.highestIdNow(this.options);
+    const options = { ...this.options, source: this.readReplicas?.source() };
+    const highest = await repository.highestIdNow(options);
     for (let above = rollup.maxId; above < highest; above += CHUNK_IDS) {
       const upTo = Math.min(highest, above + CHUNK_IDS);
-      const groups = await repository.countByGroup(columns, time, above, upTo, this.options);
+      const groups = await repository.countByGroup(columns, time, above, upTo, options);
       for (const group of groups) {
         rollup.add(
           columns.map((column) => group[column] ?? null),

@@ -174,12 +174,15 @@ export class ListingWalks {
   }
 
   /**
-   * `items` up to the first created less than TAIL_HOLDBACK_MS ago: an ascending walk in id order
-   * holds back its newest rows, which a row with a lower id still being committed could overtake.
+   * `items` up to the first created less than TAIL_HOLDBACK_MS before `completeAsOf` (when the
+   * read was complete: its start on the primary, that less the lag a replica may have had): an
+   * ascending walk in id order holds back its newest rows, which a row with a lower id still
+   * being committed could overtake. On a replica the row commits there later by its lag, so the
+   * hold-back grows by it.
    */
-  heldBack<TItem>(items: TItem[]): TItem[] {
+  heldBack<TItem>(items: TItem[], completeAsOf: number): TItem[] {
     if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
-    const cutoff = new Date(Date.now() - this.tailHoldbackMs).toISOString();
+    const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
     const first = items.findIndex((item) => {
       const created = (item as Record<string, unknown>).created_at;
       return typeof created === 'string' && created >= cutoff;

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
+import { ReadReplicas, ReadSource } from '../../database/read-replicas';
+import { isServerGone } from '../problem-details/database-errors';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import type { ListingCriteria } from './listing-criteria';
 import { PRIMARY_KEY } from './listing-planner';
@@ -33,6 +35,8 @@ export interface PageOptions {
   statementTimeoutMs?: number;
   /** Run the statements as prepared statements on MySQL/MariaDB (`DB_PREPARED_STATEMENTS`). */
   preparedStatements?: boolean;
+  /** Read on this server rather than the next in the rotation (reads that must agree). */
+  source?: ReadSource;
 }
 
 /**
@@ -67,6 +71,16 @@ export interface Lookup {
 type RawRow = Record<string, unknown>;
 
 /**
+ * Rows as read, with the time as of which the read is complete: every row committed on the
+ * primary before `completeAsOf` (ms since the epoch) was visible to it. On the primary that is
+ * when the read started; on a replica, that less how far behind it may have been (its lag).
+ */
+export interface Rows<TItem> {
+  items: TItem[];
+  completeAsOf: number;
+}
+
+/**
  * The SQL every listing shares, written out as text (no query builder on the request path). A
  * page is one statement: a derived table walks the listing's own table for the page's ids alone
  * (an index walk), and only those rows are then read, with their lookups (a deferred join). A
@@ -88,6 +102,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** Injected into every listing (a property, so that subclasses keep their constructors). */
   @Inject(StatementRunners)
   protected readonly statementRunners!: StatementRunners;
+  /** Which server serves the next read: a replica in the rotation, else the primary. */
+  @Inject(ReadReplicas)
+  protected readonly readReplicas!: ReadReplicas;
 
   /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
   protected abstract toItem(row: RawRow): TItem;
@@ -213,8 +230,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     offset: number,
     limit: number,
     options: PageOptions = {},
-  ): Promise<{ total: ListingTotal; items: TItem[] }> {
-    return this.withRunner(
+  ): Promise<Rows<TItem> & { total: ListingTotal }> {
+    const { value, completeAsOf } = await this.read(
       true,
       async (runner, statementLimit) => {
         const total = await this.countIn(runner, statementLimit, criteria);
@@ -230,6 +247,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       },
       options,
     );
+    return { ...value, completeAsOf };
   }
 
   /** Reads a page given a total counted earlier (e.g. cached). */
@@ -239,9 +257,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     limit: number,
     known: ListingTotal,
     options: PageOptions = {},
-  ): Promise<TItem[]> {
+  ): Promise<Rows<TItem>> {
     const nearEnd = walksFromEnd(offset, limit, known.total);
-    return this.withRunner(
+    return this.readRows(
       nearEnd,
       async (runner, statementLimit) => {
         let total = known.total;
@@ -270,7 +288,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     criteria: ListingCriteria,
     limit: number,
     options: PageOptions = {},
-  ): Promise<TItem[]> {
+  ): Promise<Rows<TItem>> {
     return this.findForward(criteria, 0, limit, options);
   }
 
@@ -280,8 +298,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     offset: number,
     limit: number,
     options: PageOptions = {},
-  ): Promise<TItem[]> {
-    return this.withRunner(
+  ): Promise<Rows<TItem>> {
+    return this.readRows(
       false,
       (runner, statementLimit) =>
         this.pageIn(runner, statementLimit, criteria, offset, limit, Number.MAX_SAFE_INTEGER),
@@ -360,27 +378,67 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return { total: Number(row?.total ?? 0), maxId: Number(row?.max_id ?? 0) };
   }
 
-  /**
-   * Runs `work` on one connection (a replica's when there are any), inside a read-only
-   * REPEATABLE READ transaction when `snapshot` is set.
-   */
+  /** Runs `work` as `read` does, for its result alone. */
   private async withRunner<T>(
     snapshot: boolean,
     work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
     options: PageOptions,
   ): Promise<T> {
-    const runner = this.dataSource.createQueryRunner('slave');
+    return (await this.read(snapshot, work, options)).value;
+  }
+
+  private async readRows(
+    snapshot: boolean,
+    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<TItem[]>,
+    options: PageOptions,
+  ): Promise<Rows<TItem>> {
+    const { value: items, completeAsOf } = await this.read(snapshot, work, options);
+    return { items, completeAsOf };
+  }
+
+  /**
+   * Runs `work` on one connection of the server that serves reads now (a replica in the rotation,
+   * else the primary). A replica that dies under it takes no request with it: nothing of the
+   * work has been answered yet, so it is run again, once, on the primary.
+   */
+  private async read<T>(
+    snapshot: boolean,
+    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
+    options: PageOptions,
+  ): Promise<{ value: T; completeAsOf: number }> {
+    const source = options.source ?? this.readReplicas.source();
     try {
-      const statementLimit = await this.statementRunners.runner({
-        timeoutMs: options.statementTimeoutMs ?? 0,
-        prepared: options.preparedStatements ?? false,
-      });
-      if (!snapshot) return await work(runner, statementLimit);
+      return await this.readOn(source, snapshot, work, options);
+    } catch (error) {
+      if (!source.isReplica || !isServerGone(error)) throw error;
+      this.readReplicas.failed(source, error);
+      return this.readOn(this.readReplicas.primary, snapshot, work, options);
+    }
+  }
+
+  /** `work` on one connection of `source`, inside a read-only REPEATABLE READ transaction when `snapshot` is set. */
+  private async readOn<T>(
+    source: ReadSource,
+    snapshot: boolean,
+    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
+    options: PageOptions,
+  ): Promise<{ value: T; completeAsOf: number }> {
+    const completeAsOf = Date.now() - source.staleMs();
+    const runner = source.dataSource.createQueryRunner();
+    try {
+      const statementLimit = await this.statementRunners.runner(
+        {
+          timeoutMs: options.statementTimeoutMs ?? 0,
+          prepared: options.preparedStatements ?? false,
+        },
+        source.dataSource,
+      );
+      if (!snapshot) return { value: await work(runner, statementLimit), completeAsOf };
       await statementLimit.beginSnapshot(runner);
       try {
-        const result = await work(runner, statementLimit);
+        const value = await work(runner, statementLimit);
         await statementLimit.commit(runner);
-        return result;
+        return { value, completeAsOf };
       } catch (error) {
         await statementLimit.rollback(runner).catch(() => undefined);
         throw error;

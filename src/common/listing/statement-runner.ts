@@ -49,13 +49,19 @@ export class StatementRunners {
     @Optional() readonly killer?: QueryKiller,
   ) {}
 
-  /** A runner for one request's (or one count's) statements. */
-  async runner(options: StatementOptions): Promise<StatementRunner> {
+  /**
+   * A runner for one request's (or one count's) statements on `on`: the primary's data source, or
+   * a read replica's (the same server software: the dialect is the primary's).
+   */
+  async runner(
+    options: StatementOptions,
+    on: DataSource = this.dataSource,
+  ): Promise<StatementRunner> {
     if (!this.dialect) {
       this.dialect = SqlDialect.detect(this.dataSource);
       this.dialect.catch(() => (this.dialect = undefined));
     }
-    return new StatementRunner(this.dataSource, await this.dialect, options, this);
+    return new StatementRunner(on, await this.dialect, options, this);
   }
 }
 

@@ -12,34 +12,73 @@ const UNAVAILABLE_CODES = new Set([
   'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_SEQUENCE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
   'ER_QUERY_TIMEOUT', // MariaDB max_statement_time
   'ER_STATEMENT_TIMEOUT',
   'ER_QUERY_INTERRUPTED',
   'ER_LOCK_WAIT_TIMEOUT',
-  'POOL_NOEXIST', // every read replica set aside after errors (mysql2 pool cluster)
-  'POOL_NONEONLINE',
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
 ]);
 // MySQL 3024: "Query execution was interrupted, maximum statement execution time exceeded".
 // MariaDB 1969: "Query execution was interrupted (max_statement_time exceeded)".
-const UNAVAILABLE_ERRNOS = new Set([3024, 1969, 1317, 1040, 2002, 2003, 2006, 2013]);
+const UNAVAILABLE_ERRNOS = new Set([3024, 1969, 1317, 1040, 1053, 1927, 2002, 2003, 2006, 2013]);
 
 export function isDatabaseUnavailable(error: unknown): boolean {
+  return causes(error).some(
+    ({ code, errno, message }) =>
+      (code !== undefined && UNAVAILABLE_CODES.has(code)) ||
+      (errno !== undefined && UNAVAILABLE_ERRNOS.has(errno)) ||
+      (message !== undefined && CLOSED_CONNECTION.test(message)),
+  );
+}
+
+/**
+ * Driver errors that mean the server (or the way to it) went away under a statement: down,
+ * unreachable, shutting down, or the connection lost. A statement cut off by its time limit is
+ * not one: the server is there, and the time is spent.
+ */
+const GONE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+]);
+// 1040 too many connections, 1053 shutting down, 1927 connection killed, 2002-2013 client side.
+const GONE_ERRNOS = new Set([1040, 1053, 1927, 2002, 2003, 2006, 2013]);
+
+/** Whether `error` says the server went away under the statement (see GONE_CODES). */
+export function isServerGone(error: unknown): boolean {
+  return causes(error).some(
+    ({ code, errno, message }) =>
+      (code !== undefined && GONE_CODES.has(code)) ||
+      (errno !== undefined && GONE_ERRNOS.has(errno)) ||
+      (message !== undefined && CLOSED_CONNECTION.test(message)),
+  );
+}
+
+const CLOSED_CONNECTION =
+  /Connection is not established|pool is closed|database connection is not open|connection is in closed state|write in closed state/i;
+
+/** The error and the errors it wraps (TypeORM's driverError, a cause), with what they say. */
+function causes(error: unknown): { code?: string; errno?: number; message?: string }[] {
+  const found = [];
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
     const candidate = current as { code?: unknown; errno?: unknown; driverError?: unknown };
-    if (typeof candidate.code === 'string' && UNAVAILABLE_CODES.has(candidate.code)) return true;
-    if (typeof candidate.errno === 'number' && UNAVAILABLE_ERRNOS.has(candidate.errno)) return true;
-    if (
-      current instanceof Error &&
-      /Connection is not established|pool is closed|database connection is not open/i.test(
-        current.message,
-      )
-    ) {
-      return true;
-    }
+    found.push({
+      code: typeof candidate.code === 'string' ? candidate.code : undefined,
+      errno: typeof candidate.errno === 'number' ? candidate.errno : undefined,
+      message: current instanceof Error ? current.message : undefined,
+    });
     current = candidate.driverError ?? (current as { cause?: unknown }).cause;
   }
-  return false;
+  return found;
 }
