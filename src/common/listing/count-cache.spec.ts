@@ -32,7 +32,7 @@ describe('CountCache', () => {
     const first = deferred();
     const counter = jest.fn(() => first.promise);
     expect(counts.warm('a', counter)).toBe(false);
-    expect(counts.warm('a', counter)).toBe(true); // being counted
+    expect(counts.warm('a', counter)).toBe(false); // being counted: not waited for, not again
     expect(counts.warm('b', () => new Promise<ListingTotal>(() => undefined))).toBe(false);
     const third = jest.fn(() => Promise.resolve(total(3)));
     expect(counts.warm('c', third)).toBe(false);

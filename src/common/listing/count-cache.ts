@@ -133,11 +133,13 @@ export class CountCache {
   }
 
   /**
-   * Whether `key` has a total here (even an expired one, which the next `get` advances) or one
-   * being counted; otherwise starts `counter` in the background, for later requests, and says no.
+   * Whether `key` has a total here (even an expired one, which the next `get` advances);
+   * otherwise starts `counter` in the background unless it runs already, for later requests, and
+   * says no: a request does not wait for a first count that may take far longer than its page.
    */
   warm(key: string, counter: TotalCounter): boolean {
-    if (this.entries.has(key) || this.inFlight.has(key)) return true;
+    if (this.entries.has(key)) return true;
+    if (this.inFlight.has(key)) return false;
     // Each is a full scan of its criteria: a flood of distinct deep pages starts only a few.
     if (this.warming >= CountCache.MAX_WARMING) return false;
     this.warming++;

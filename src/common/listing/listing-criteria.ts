@@ -46,8 +46,10 @@ export interface ListingCriteria {
   index?: string;
   /** The plan reads the filters' matches through `index` and sorts them (not a walk in order). */
   sorted?: boolean;
-  /** The index the count reads through: the filters' most selective one. */
+  /** The index the count reads through: the cheapest to count. */
   countIndex?: string;
+  /** The index a histogram by the sort column reads through (it carries that column). */
+  bucketIndex?: string;
   /** The sort column is unique (its index says so): ordered by it alone, ties cannot happen. */
   uniqueSort?: boolean;
 }

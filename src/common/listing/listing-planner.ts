@@ -46,13 +46,25 @@ export interface ListingPlan {
   kind: 'walk' | 'sort';
   /** The index the page reads (undefined: the primary key, chosen by the database). */
   index?: string;
-  /** The index that counts the rows: the most selective one, whatever the sort. */
+  /** The index that counts the rows: the cheapest to count, whatever the sort. */
   countIndex?: string;
+  /** The index that counts the rows per bucket of the sort column (a deep page's histogram). */
+  bucketIndex?: string;
   /** The sort column is unique: ties cannot happen. */
   uniqueSort?: boolean;
   /** Index entries the plan is expected to read for the page (for logs and tests). */
   cost: number;
 }
+
+/** An index priced for counting the request's rows. */
+interface CountPath {
+  path: IndexPath;
+  cost: number;
+  inOrder: boolean;
+}
+
+const cheaper = (a: CountPath, b: CountPath) =>
+  a.cost < b.cost || (a.cost === b.cost && a.inOrder && !b.inOrder);
 
 /** Estimated row counts, from the totals and histograms the service keeps. */
 export interface RowEstimates {
@@ -97,7 +109,8 @@ export function choosePlan(
   /** The rows the best plan may pass before a window's first match: set for exposed walks. */
   let bestStretch: number | undefined;
   let bestSort: ListingPlan | undefined;
-  let countPath: { path: IndexPath; rows: number } | undefined;
+  let countPath: CountPath | undefined;
+  let bucketPath: CountPath | undefined;
   for (const path of [PRIMARY_KEY_PATH, ...paths]) {
     if (!path.equals.every((column) => bound.equals.has(column))) continue;
     // An equality or a range on the index's sort column is a stretch of its walk, not a check.
@@ -108,15 +121,6 @@ export function choosePlan(
           [...path.equals, ...onSort.filter((c) => bound.equals.has(c))],
           onSort.filter((c) => bound.ranges.has(c)),
         );
-    // On a tie, the index in the sort's order: a histogram by the sort column reads it in order.
-    const inSortOrder = (candidate: IndexPath) => candidate.sort === sortColumn;
-    if (
-      !countPath ||
-      rows < countPath.rows ||
-      (rows === countPath.rows && inSortOrder(path) && !inSortOrder(countPath.path))
-    ) {
-      countPath = { path, rows };
-    }
     const checked = [...bound.equals, ...bound.ranges].filter(
       (column) => !path.equals.includes(column) && column !== path.sort,
     );
@@ -124,6 +128,13 @@ export function choosePlan(
     const carries = (column: string) =>
       columnsOf(column).every((c) => c === 'id' || c === path.sort || path.covers?.includes(c));
     const covered = checked.every(carries);
+    // Counting reads the index prefix, and a row for each entry unless the index carries the
+    // checks; a histogram by the sort column also needs that column (on a tie: in its order).
+    const entry = covered ? COVERED_CHECK_COST : 1;
+    const count = { path, cost: rows * entry, inOrder: path.sort === sortColumn };
+    if (!countPath || cheaper(count, countPath)) countPath = count;
+    const bucket = { ...count, cost: carries(sortColumn) ? count.cost : rows };
+    if (!bucketPath || cheaper(bucket, bucketPath)) bucketPath = bucket;
     const inOrder = path.unique || path.sort === sortColumn;
     if (inOrder) {
       // A checked prefix of the sort column clusters its matches in the walk's order: the walk may
@@ -131,8 +142,7 @@ export function choosePlan(
       const clustered = checked.some((column) => columnsOf(column).includes(path.sort));
       const perMatch = checked.length === 0 ? 1 : clustered ? rows : rows / matches;
       // Without checks, or with checks the index carries, the walk reads no row but the page's.
-      const entryCost = covered ? COVERED_CHECK_COST : 1;
-      const cost = Math.min(rows, depth * perMatch) * entryCost;
+      const cost = Math.min(rows, depth * perMatch) * entry;
       // Times correlate (users created lately were updated lately): a window checked on a walk in
       // another time's order may match only at its far end, unless implied id bounds bring an id
       // walk to it.
@@ -143,7 +153,7 @@ export function choosePlan(
             bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
         );
       const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
-      consider(walk, path.equals.length, exposed ? rows * entryCost : undefined);
+      consider(walk, path.equals.length, exposed ? rows * entry : undefined);
     }
     if (!path.unique && path.sort !== sortColumn) {
       const sort: ListingPlan = {
@@ -166,7 +176,7 @@ export function choosePlan(
   const safeSort =
     bestStretch !== undefined && bestSort && bestSort.cost <= Math.min(bestStretch, SAFE_SORT_COST);
   const plan = safeSort ? bestSort! : best!;
-  return { ...plan, countIndex: countPath?.path.index };
+  return { ...plan, countIndex: countPath?.path.index, bucketIndex: bucketPath?.path.index };
 
   function consider(candidate: ListingPlan, equals: number, stretch?: number): void {
     // On a tie, the index binding more equality columns (the scope's, say) reads fewer rows.

@@ -386,7 +386,9 @@ const maxOf = (a?: number, b?: number) =>
 /** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
 const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
   ...criteria,
-  countIndex: PRIMARY_KEY, // a short range at the end of the ids, whatever else the filters allow
+  // A short range at the end of the ids, whatever else the filters allow, counted or bucketed.
+  countIndex: PRIMARY_KEY,
+  bucketIndex: PRIMARY_KEY,
   conditions: [
     ...criteria.conditions,
     { sql: 't.id > :counted_max_id', params: { counted_max_id: maxId }, idRange: true },

@@ -168,6 +168,7 @@ export class ListingWalks {
       ...bounded,
       index: plan.index ?? (filteredWalk ? PRIMARY_KEY : undefined),
       countIndex: plan.countIndex,
+      bucketIndex: plan.bucketIndex,
       sorted: plan.kind === 'sort',
       uniqueSort: plan.uniqueSort,
     };

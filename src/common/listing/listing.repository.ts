@@ -128,13 +128,14 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<ListingTotal> {
     const { where, params } = this.where(criteria);
     const bucket = this.bucketOf(column, size);
+    const index = column === criteria.sortColumn ? criteria.bucketIndex : criteria.countIndex;
     const rows = await this.withRunner(
       false,
       (runner, statementLimit) =>
         statementLimit.run<Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>>(
           runner,
           {
-            sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
+            sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index ?? criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
             params,
           },
         ),
@@ -479,7 +480,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       // MariaDB's filesort would look each sorted row up again by its id, even when the index
       // carries what it selects: the matches are materialized first (a LIMIT keeps them so).
       const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
-      const union = this.union(criteria, forceIndex ?? criteria.index, selected);
+      // A page near the start takes only its first rows of each alternative, in the page's order.
+      const top =
+        offset + limit <= UNION_TOP_ROWS ? { direction, rows: offset + limit } : undefined;
+      const union = this.union(criteria, forceIndex ?? criteria.index, selected, top);
       return {
         sql:
           `SELECT t.id AS id FROM (` +
@@ -568,6 +572,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     criteria: ListingCriteria,
     index: string | undefined,
     selected: string,
+    top?: { direction: SortDirection; rows: number },
   ): { sql: string } | undefined {
     const names = index?.split(',') ?? [];
     const split = criteria.conditions.find((c) => c.anyOf?.length === names.length);
@@ -579,9 +584,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const branches = names.map(
       (name, i) =>
         `SELECT ${selected} FROM \`${this.definition.table}\` t FORCE INDEX (\`${name}\`)` +
-        ` WHERE (${split.anyOf![i]})${others}`,
+        ` WHERE (${split.anyOf![i]})${others}` +
+        (top ? ` ORDER BY ${orderBy('t', criteria, top.direction)} LIMIT ${top.rows}` : ''),
     );
-    return { sql: branches.join(' UNION ') };
+    return { sql: top ? `(${branches.join(') UNION (')})` : branches.join(' UNION ') };
   }
 
   private where(criteria: ListingCriteria): { where: string; params: Record<string, unknown> } {
@@ -634,6 +640,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.dataSource.options.type === 'mysql';
   }
 }
+
+/**
+ * The deepest page end for which each alternative of a union is sorted and cut first: the sort
+ * keeps only that many entries, but looks each up again by its id on MariaDB.
+ */
+const UNION_TOP_ROWS = 1000;
 
 /** A LIMIT no derived table reaches: it only keeps the optimizer from merging the table away. */
 const MATERIALIZED_ROWS = '18446744073709551615';
