@@ -389,8 +389,9 @@ async function benchServer(
 }
 
 /**
- * Waits until the database runs no statement but this one (the app's are prepared: `Execute`,
- * not `Query`): requests the load generator gave up on
+ * Waits until the bench database runs no statement but this one (the app's are prepared:
+ * `Execute`, not `Query`; other databases' statements, such as another size being seeded, are
+ * not the bench's to wait for): requests the load generator gave up on
  * (S3 at large size, above all on the yardsticks, which have no statement limit) keep running on
  * the server after the load stops, and would slow the next scenario down.
  */
@@ -401,7 +402,7 @@ async function waitForIdleDatabase(url: string, timeoutMs = 120_000): Promise<vo
     for (;;) {
       const [[row]] = await connection.query<RowDataPacket[]>(
         `SELECT COUNT(*) AS running FROM information_schema.PROCESSLIST
-          WHERE COMMAND IN ('Query', 'Execute') AND ID <> CONNECTION_ID()`,
+          WHERE COMMAND IN ('Query', 'Execute') AND ID <> CONNECTION_ID() AND DB = DATABASE()`,
       );
       if (Number(row.running) === 0) return;
       if (Date.now() > deadline) {
