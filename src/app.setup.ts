@@ -2,18 +2,21 @@ import { INestApplication, NestApplicationOptions, VersioningType } from '@nestj
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import compression from 'compression';
-import type { RequestHandler } from 'express';
+import type { Express, RequestHandler } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
+import { bearerPrecheck } from './auth/bearer-precheck';
+import { TokenAuthenticator } from './auth/token-authenticator';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
 import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
-import { collectGetRoutePaths } from './common/http/route-catalog';
+import { collectGetRoutes } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
 import { RateLimits } from './rate-limit/rate-limits';
+import { DatabaseAvailability } from './database/database-availability';
 import { ACCESS_LOG } from './logging/logging.module';
 import { HttpMetrics } from './metrics/http-metrics';
 import { buildOpenApiDocument } from './openapi/openapi-document';
@@ -91,5 +94,11 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   });
 
   // Routes are known once the modules are resolved; the 405 check reads them from here.
-  for (const path of collectGetRoutePaths(app)) knownPaths.add(path);
+  const routes = collectGetRoutes(app);
+  for (const { path } of routes) knownPaths.add(path);
+  // A missing, malformed or known-unknown token is refused on the guarded routes ahead of Nest's
+  // routes (registered at init, after these), with the guard's own 401.
+  const precheck = bearerPrecheck(app.get(TokenAuthenticator), app.get(DatabaseAvailability));
+  const server = express.getHttpAdapter().getInstance() as Express;
+  for (const { path } of routes.filter((route) => !route.isPublic)) server.get(path, precheck);
 }

@@ -10,12 +10,20 @@ import { bearerCredentials } from './token-format';
 
 export const REALM = 'api';
 
+/** The 401 replies (RFC 6750 §3): no token at all, or one that is not valid. */
+export const MISSING_TOKEN = {
+  detail: 'This route needs a bearer token.',
+  headers: { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
+} as const;
+export const INVALID_TOKEN = {
+  detail: 'The bearer token is malformed, unknown, expired or revoked.',
+  headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` },
+} as const;
+
 const invalidToken = () =>
-  new ProblemException(
-    HttpStatus.UNAUTHORIZED,
-    'The bearer token is malformed, unknown, expired or revoked.',
-    { headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` } },
-  );
+  new ProblemException(HttpStatus.UNAUTHORIZED, INVALID_TOKEN.detail, {
+    headers: { ...INVALID_TOKEN.headers },
+  });
 
 /**
  * The global guard, built on @nestjs/passport with passport-http-bearer: every route needs a
@@ -42,8 +50,8 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       .getRequest<AuthenticatingRequest & { user?: Principal }>();
     const authorization = request.headers.authorization;
     if (authorization === undefined) {
-      throw new ProblemException(HttpStatus.UNAUTHORIZED, 'This route needs a bearer token.', {
-        headers: { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
+      throw new ProblemException(HttpStatus.UNAUTHORIZED, MISSING_TOKEN.detail, {
+        headers: { ...MISSING_TOKEN.headers },
       });
     }
     if (bearerCredentials(authorization) === null) throw invalidToken();

@@ -7,6 +7,8 @@ import { hashToken, TOKEN_PATTERN } from './token-format';
 
 interface CachedLookup {
   token: ApiToken | null;
+  /** The token's principal, built once per look-up rather than once per request. */
+  principal: Principal | null;
   cachedUntil: number;
 }
 
@@ -24,7 +26,7 @@ const MAX_CACHED_LOOKUPS = 50_000;
 export class TokenAuthenticator {
   private readonly logger = new Logger(TokenAuthenticator.name);
   private readonly lookups = new Map<string, CachedLookup>();
-  private readonly inFlight = new Map<string, Promise<ApiToken | null>>();
+  private readonly inFlight = new Map<string, Promise<CachedLookup>>();
   private readonly lastUsedWrites = new Map<number, number>();
   private readonly ttlMs: number;
 
@@ -37,44 +39,67 @@ export class TokenAuthenticator {
 
   async authenticate(presented: string): Promise<Principal | null> {
     if (!TOKEN_PATTERN.test(presented)) return null;
-    const token = await this.lookUp(hashToken(presented));
+    const tokenHash = hashToken(presented);
+    const cached = this.fresh(tokenHash);
+    const lookup = cached ?? (await this.lookUp(tokenHash));
     const now = Date.now();
+    const token = lookup.token;
     if (!token || token.revoked_at || (token.expires_at && token.expires_at.getTime() <= now)) {
       return null;
     }
     this.noteUse(token.id, now);
-    return {
-      tokenId: token.id,
-      tokenName: token.name,
-      scopes: new Set(token.scopes.split(/\s+/).filter(Boolean)),
-      organizationId: token.organization_id,
-    };
+    return lookup.principal;
   }
 
-  private async lookUp(tokenHash: string): Promise<ApiToken | null> {
-    const cached = this.lookups.get(tokenHash);
-    if (cached && cached.cachedUntil > Date.now()) return cached.token;
+  /**
+   * Whether `presented` is refused whatever the database says now: it cannot be a token, or its
+   * look-up, still fresh, found none, or a revoked or expired one. Synchronous and without a
+   * database look-up, so that such a token is refused ahead of the rest of the request's pipeline
+   * (`bearerPrecheck`); false means "look it up", never "valid".
+   */
+  refusesAtOnce(presented: string): boolean {
+    if (!TOKEN_PATTERN.test(presented)) return true;
+    const token = this.fresh(hashToken(presented))?.token;
+    if (token === undefined) return false;
+    return (
+      !token ||
+      !!token.revoked_at ||
+      (!!token.expires_at && token.expires_at.getTime() <= Date.now())
+    );
+  }
 
+  /** The cached look-up of `tokenHash` while it is fresh. */
+  private fresh(tokenHash: string): CachedLookup | undefined {
+    const cached = this.lookups.get(tokenHash);
+    return cached && cached.cachedUntil > Date.now() ? cached : undefined;
+  }
+
+  private async lookUp(tokenHash: string): Promise<CachedLookup> {
     const running = this.inFlight.get(tokenHash);
     if (running) return running;
 
     const promise = this.tokens
       .findByHash(tokenHash)
       .then((token) => {
-        if (this.ttlMs > 0) this.remember(tokenHash, token);
-        return token;
+        const lookup: CachedLookup = {
+          token,
+          principal: token && principalOf(token),
+          cachedUntil: Date.now() + this.ttlMs,
+        };
+        if (this.ttlMs > 0) this.remember(tokenHash, lookup);
+        return lookup;
       })
       .finally(() => this.inFlight.delete(tokenHash));
     this.inFlight.set(tokenHash, promise);
     return promise;
   }
 
-  private remember(tokenHash: string, token: ApiToken | null): void {
+  private remember(tokenHash: string, lookup: CachedLookup): void {
     if (this.lookups.size >= MAX_CACHED_LOOKUPS) {
       const oldest = this.lookups.keys().next().value;
       if (oldest !== undefined) this.lookups.delete(oldest);
     }
-    this.lookups.set(tokenHash, { token, cachedUntil: Date.now() + this.ttlMs });
+    this.lookups.set(tokenHash, lookup);
   }
 
   /** Records use off the request path, at most once a minute per token and process. */
@@ -88,4 +113,14 @@ export class TokenAuthenticator {
       });
     });
   }
+}
+
+/** Shared by every request of the look-up's lifetime, hence frozen. */
+function principalOf(token: ApiToken): Principal {
+  return Object.freeze({
+    tokenId: token.id,
+    tokenName: token.name,
+    scopes: new Set(token.scopes.split(/\s+/).filter(Boolean)),
+    organizationId: token.organization_id,
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * The yardstick of issue 5: a hand-written node:http + mysql2 server with cached totals, serving
- * S1-S3 on the same data as the app (the listing itself is reference-listing.ts), so that
+ * S1-S4 on the same data as the app (the listing itself is reference-listing.ts), so that
  * `npm run bench -- --reference` measures the ratios the targets are set in on this machine, in
  * the same run.
  *

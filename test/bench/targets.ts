@@ -30,25 +30,36 @@ export interface TargetCheck {
 }
 
 /**
- * Issue 5's targets, read off the large set's rows (the ratios need `--reference`, the scaling
+ * The least share of `ref`'s req/s each scenario must reach in the same run: issue 5's half for
+ * users page 1, and issue 33's (on Node 24) 0.7× for login activities page 1 and 0.3× for a
+ * rejected token.
+ */
+const SHARES_OF_REF: [scenario: string, least: number][] = [
+  ['S1', 0.5],
+  ['S2', 0.7],
+  ['S4', 0.3],
+];
+
+/**
+ * Issue 5's and 33's targets, read off the large set's rows (the ratios need `--reference`, the scaling
  * line `--size both`): what was reached and whether it is within the bound, so that a run's
  * verdict is not left to reading the table by eye (49.8% prints as "50%" in a ratio line).
  */
 export function checkTargets(rows: TargetRow[], scaling?: number): TargetCheck[] {
   const row = (name: string) => rows.find((r) => r.scenario === name);
   const checks: TargetCheck[] = [];
-  for (const name of ['S1', 'S2']) {
+  for (const [name, least] of SHARES_OF_REF) {
     const app = row(name);
     const ref = row(yardstickRowName('ref', name));
     if (app && ref && ref.reqPerSec > 0) {
       const share = app.reqPerSec / ref.reqPerSec;
       checks.push({
-        target: `${name} req/s ≥ 50% of ref`,
+        target: `${name} req/s ≥ ${least * 100}% of ref`,
         measured: `${(share * 100).toFixed(1)}% (${app.reqPerSec.toFixed(0)} / ${ref.reqPerSec.toFixed(0)})`,
-        met: share >= 0.5,
+        met: share >= least,
       });
     }
-    if (app) {
+    if (app && name !== 'S4') {
       checks.push({ target: `${name} p99 < 50 ms`, measured: `${app.p99} ms`, met: app.p99 < 50 });
     }
   }

@@ -37,6 +37,28 @@ describe('authentication (RFC 6750)', () => {
     expectProblem(response.body, 401);
   });
 
+  it('refuses an unknown token again, from its cached look-up, with the very same reply', async () => {
+    const header = `Bearer lsk_${'u'.repeat(43)}`;
+    const refuse = () =>
+      kit.http().get('/v1/users?limit=3').set('Authorization', header).expect(401);
+    // The first refusal is the guard's (it looks the token up); the second is refused from the
+    // cached miss ahead of Nest's pipeline (bearerPrecheck): neither side may tell them apart.
+    const [first, second] = [await refuse(), await refuse()];
+    const headers = (response: typeof first) => {
+      // What differs from one request to the next: its date, its id, the budget left.
+      const { date: _date, 'x-request-id': _id, ratelimit: _left, ...rest } = response.headers;
+      return rest;
+    };
+    expect(headers(second)).toEqual(headers(first));
+    expect({ ...second.body, request_id: 'id' }).toEqual({ ...first.body, request_id: 'id' });
+    expect(first.body).toMatchObject({ instance: '/v1/users?limit=3' });
+  });
+
+  it('answers 404, not 401, for a /v1 path no route serves, with or without a token', async () => {
+    await kit.http().get('/v1/nothing').expect(404);
+    await kit.http().get('/v1/nothing').set('Authorization', 'Bearer nope').expect(404);
+  });
+
   it('accepts a valid token, with the scheme in any case', async () => {
     const token = await kit.token();
     await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);

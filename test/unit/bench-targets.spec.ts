@@ -25,6 +25,20 @@ describe("the bench's check of issue 5's targets", () => {
     });
   });
 
+  it('holds login activities page 1 to 70% of ref and a rejected token to 30% (issue 33)', () => {
+    const rows = [
+      row('S2', { reqPerSec: 699 }),
+      row('ref S2', { reqPerSec: 1000 }),
+      row('S4', { reqPerSec: 300 }),
+      row('ref S4', { reqPerSec: 1000 }),
+    ];
+    expect(verdicts(rows)).toMatchObject({
+      'S2 req/s ≥ 70% of ref': false,
+      'S4 req/s ≥ 30% of ref': true,
+    });
+    expect(verdicts(rows)).not.toHaveProperty('S4 p99 < 50 ms');
+  });
+
   it('holds p99 to strictly under 50 ms', () => {
     expect(verdicts([row('S1', { p99: 50 }), row('S2', { p99: 49 })])).toMatchObject({
       'S1 p99 < 50 ms': false,

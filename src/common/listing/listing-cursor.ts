@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ProblemException } from '../problem-details/problem.exception';
@@ -24,10 +24,11 @@ const SIGNATURE = /^[\w-]{22}$/;
  */
 @Injectable()
 export class ListingCursors {
-  private readonly secret: string;
+  /** The secret as a key object, made once: every page's `next` link is signed with it. */
+  private readonly key: KeyObject;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.secret = config.cursorSecret;
+    this.key = createSecretKey(Buffer.from(config.cursorSecret));
   }
 
   encode(binding: string, position: WalkPosition): string {
@@ -57,10 +58,8 @@ export class ListingCursors {
   }
 
   private sign(binding: string, payload: string): string {
-    return createHmac('sha256', this.secret)
-      .update(binding)
-      .update('\n')
-      .update(payload)
+    return createHmac('sha256', this.key)
+      .update(`${binding}\n${payload}`)
       .digest('base64url')
       .slice(0, SIGNATURE_LENGTH);
   }
