@@ -408,12 +408,19 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     options: PageOptions,
   ): Promise<{ value: T; completeAsOf: number }> {
     const source = options.source ?? this.readReplicas.source();
+    const started = Date.now();
     try {
       return await this.readOn(source, snapshot, work, options);
     } catch (error) {
       if (!source.isReplica || !isServerGone(error)) throw error;
       this.readReplicas.failed(source, error);
-      return this.readOn(this.readReplicas.primary, snapshot, work, options);
+      // The retry gets what is left of the statement limit (in 100 ms steps: few statement texts),
+      // at least MIN_RETRY_MS: the request still ends close to the limit, with its rows or a 503.
+      const limit = options.statementTimeoutMs ?? 0;
+      const left = Math.floor((limit - (Date.now() - started)) / 100) * 100;
+      const retry =
+        limit > 0 ? { ...options, statementTimeoutMs: Math.max(left, MIN_RETRY_MS) } : options;
+      return this.readOn(this.readReplicas.primary, snapshot, work, retry);
     }
   }
 
@@ -640,6 +647,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.dataSource.options.type === 'mysql';
   }
 }
+
+/** The least statement limit a read lost with its replica is retried on the primary with. */
+const MIN_RETRY_MS = 300;
 
 /**
  * The deepest page end for which each alternative of a union is sorted and cut first: the sort
