@@ -26,11 +26,14 @@ class Rollup {
   advancedAt = Date.now();
   /** Sums asked for since the last rows were added: requests ask the same few again and again. */
   private readonly sums = new Map<string, number>();
+  /** Rows per hour asked for since the last rows were added (deep pages), likewise. */
+  private readonly hourRows = new Map<string, [number, number][]>();
   /** `idRanges`, worked out once per set of rows (null: the hours' ids overlap). */
   private ranges?: Map<number, [number, number]> | null;
 
   add(values: unknown[], hour: number, [rows, firstId, lastId]: Cell): void {
     this.sums.clear();
+    this.hourRows.clear();
     this.ranges = undefined;
     const key = JSON.stringify(values);
     let combination = this.combinations.get(key);
@@ -70,6 +73,24 @@ class Rollup {
       this.ranges = ordered ? ranges : null;
     }
     return this.ranges ?? undefined;
+  }
+
+  /** The rows of the combinations `match` keeps per hour of `[first, end)`, in hour order. */
+  rowsPerHour(match: Match, first: number, end: number): [hour: number, rows: number][] {
+    const key = `${match.key}|${first}|${end}`;
+    let rows = this.hourRows.get(key);
+    if (!rows) {
+      const hours = new Map<number, number>();
+      for (const { values, hours: cells } of this.combinations.values()) {
+        if (!match.values(values)) continue;
+        for (const [hour, [n]] of cells) {
+          if (hour >= first && hour < end) hours.set(hour, (hours.get(hour) ?? 0) + n);
+        }
+      }
+      rows = [...hours].sort(([a], [b]) => a - b);
+      this.hourRows.set(key, rows);
+    }
+    return rows;
   }
 
   /** The rows of the combinations `match` keeps, in the hours `[first, end)`. */
@@ -214,15 +235,8 @@ export class ListingRollups {
       else if (range) edges.push({ from, to, start: range[0], end: range[1] + 1 });
       else return undefined; // an hour no row is known in yet
     }
-    const hours = new Map<number, number>();
-    for (const { values, hours: cells } of rollup.combinations.values()) {
-      if (!match.values(values)) continue;
-      for (const [hour, [rows]] of cells) {
-        if (hour >= first && hour < end) hours.set(hour, (hours.get(hour) ?? 0) + rows);
-      }
-    }
-    const spans = [...hours]
-      .sort(([a], [b]) => a - b)
+    const spans = rollup
+      .rowsPerHour(match, first, end)
       .map(([hour, rows]): [number, number, number] => {
         if (time) return [rows, hour * 3600, (hour + 1) * 3600];
         const [low, high] = ranges!.get(hour)!;
