@@ -7,6 +7,8 @@ import type { ListingRepository, PageOptions } from './listing.repository';
 /** Ids a rollup's statement reads at once: a short stretch of the primary key. */
 const CHUNK_IDS = 100_000;
 const HOUR_MS = 3_600_000;
+/** The most rows-per-hour lists a rollup keeps between two additions of rows. */
+const MAX_HOUR_ROWS = 32;
 
 type AnyRepository = ListingRepository<{ id: number }>;
 
@@ -88,6 +90,8 @@ class Rollup {
         }
       }
       rows = [...hours].sort(([a], [b]) => a - b);
+      // Each is up to a row per hour of the table: a flood of distinct windows keeps only a few.
+      if (this.hourRows.size >= MAX_HOUR_ROWS) this.hourRows.clear();
       this.hourRows.set(key, rows);
     }
     return rows;
