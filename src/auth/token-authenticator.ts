@@ -44,9 +44,7 @@ export class TokenAuthenticator {
     const lookup = cached ?? (await this.lookUp(tokenHash));
     const now = Date.now();
     const token = lookup.token;
-    if (!token || token.revoked_at || (token.expires_at && token.expires_at.getTime() <= now)) {
-      return null;
-    }
+    if (!usable(token, now)) return null;
     this.noteUse(token.id, now);
     return lookup.principal;
   }
@@ -59,13 +57,8 @@ export class TokenAuthenticator {
    */
   refusesAtOnce(presented: string): boolean {
     if (!TOKEN_PATTERN.test(presented)) return true;
-    const token = this.fresh(hashToken(presented))?.token;
-    if (token === undefined) return false;
-    return (
-      !token ||
-      !!token.revoked_at ||
-      (!!token.expires_at && token.expires_at.getTime() <= Date.now())
-    );
+    const cached = this.fresh(hashToken(presented));
+    return cached !== undefined && !usable(cached.token, Date.now());
   }
 
   /** The cached look-up of `tokenHash` while it is fresh. */
@@ -113,6 +106,11 @@ export class TokenAuthenticator {
       });
     });
   }
+}
+
+/** Whether a looked-up token may authenticate now: it exists, is not revoked, has not expired. */
+function usable(token: ApiToken | null, now: number): token is ApiToken {
+  return !!token && !token.revoked_at && !(token.expires_at && token.expires_at.getTime() <= now);
 }
 
 /** Shared by every request of the look-up's lifetime, hence frozen. */

@@ -126,6 +126,7 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Where the next listing read goes: the next replica in the rotation, else the primary. */
   source(): ReadSource {
+    if (this.replicas.length === 0) return this.primary;
     const now = Date.now();
     const serving = this.replicas.filter(
       (replica) => replica.inRotation && now - replica.checkedAt < CHECK_VALID_MS,

@@ -19,11 +19,6 @@ export interface GetRoute {
   isPublic: boolean;
 }
 
-/** The paths of every GET route the app's controllers declare, with their `/v<N>` prefix. */
-export function collectGetRoutePaths(app: INestApplication): string[] {
-  return collectGetRoutes(app).map((route) => route.path);
-}
-
 /** Every GET route the app's controllers declare. */
 export function collectGetRoutes(app: INestApplication): GetRoute[] {
   const discovery = app.get(DiscoveryService);

@@ -165,6 +165,12 @@ export function afterPosition(
   return { ...criteria, conditions: [...criteria.conditions, condition] };
 }
 
+/** The criteria's conditions with the implied ones: what a statement's WHERE holds. */
+export const allConditions = (criteria: ListingCriteria): Condition[] => [
+  ...criteria.conditions,
+  ...(criteria.implied ?? []),
+];
+
 /** A stable text for the criteria, used as the key of cached totals. */
 export function criteriaKey(resource: string, criteria: ListingCriteria): string {
   const parts = criteria.conditions.map((condition) => {

@@ -68,14 +68,7 @@ export class ListingPager {
     ]);
     const more = read.items.length > walk.limit;
     const items = more ? read.items.slice(0, walk.limit) : read.items;
-    return this.page(
-      walk,
-      { items, completeAsOf: read.completeAsOf },
-      position.offset,
-      counted.total,
-      more,
-      position,
-    );
+    return this.page(walk, { ...read, items }, position.offset, counted.total, more, position);
   }
 
   private async numberedPage<TItem extends { id: number }>(

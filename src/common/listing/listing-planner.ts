@@ -111,17 +111,18 @@ export function choosePlan(
   let bestSort: ListingPlan | undefined;
   let countPath: CountPath | undefined;
   let bucketPath: CountPath | undefined;
+  const boundColumns = [...bound.equals, ...bound.ranges];
   for (const path of [PRIMARY_KEY_PATH, ...paths]) {
     if (!path.equals.every((column) => bound.equals.has(column))) continue;
     // An equality or a range on the index's sort column is a stretch of its walk, not a check.
-    const onSort = [...bound.equals, ...bound.ranges].filter((column) => column === path.sort);
+    const onSort = boundColumns.filter((column) => column === path.sort);
     const rows = path.unique
       ? 1
       : estimates.rows(
           [...path.equals, ...onSort.filter((c) => bound.equals.has(c))],
           onSort.filter((c) => bound.ranges.has(c)),
         );
-    const checked = [...bound.equals, ...bound.ranges].filter(
+    const checked = boundColumns.filter(
       (column) => !path.equals.includes(column) && column !== path.sort,
     );
     // Secondary indexes carry the primary key: a bound on `id` is checked inside any of them.

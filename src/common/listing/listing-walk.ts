@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { CountCache } from './count-cache';
 import type { WalkPosition } from './listing-cursor';
 import {
+  allConditions,
   afterPosition,
   buildCriteria,
   Condition,
@@ -161,9 +162,7 @@ export class ListingWalks {
       estimates,
     );
     // A filtered walk along the primary key names it, or the optimizer may sort a filter's index.
-    const filteredWalk =
-      plan.kind === 'walk' &&
-      [...bounded.conditions, ...(bounded.implied ?? [])].some((c) => !c.idRange);
+    const filteredWalk = plan.kind === 'walk' && allConditions(bounded).some((c) => !c.idRange);
     return {
       ...bounded,
       index: plan.index ?? (filteredWalk ? PRIMARY_KEY : undefined),

@@ -3,7 +3,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { ReadReplicas, ReadSource } from '../../database/read-replicas';
 import { isServerGone } from '../problem-details/database-errors';
 import type { ListingDefinition, SortDirection } from './listing-definition';
-import type { ListingCriteria } from './listing-criteria';
+import { allConditions, type ListingCriteria } from './listing-criteria';
 import { PRIMARY_KEY } from './listing-planner';
 import { Statement, StatementRunner, StatementRunners } from './statement-runner';
 
@@ -464,7 +464,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return {
       sql:
         `SELECT COUNT(*) AS total, ${this.highestId()} AS max_id FROM ` +
-        (union ? `(${union.sql}) t` : `${this.from(index)}${where}`),
+        (union ? `(${union}) t` : `${this.from(index)}${where}`),
       params,
     };
   }
@@ -494,7 +494,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       return {
         sql:
           `SELECT t.id AS id FROM (` +
-          (union?.sql ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`) +
+          (union ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`) +
           `) t ORDER BY ${orderBy('t', criteria, direction)}` +
           ' LIMIT :page_limit OFFSET :page_offset',
         params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
@@ -580,11 +580,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     index: string | undefined,
     selected: string,
     top?: { direction: SortDirection; rows: number },
-  ): { sql: string } | undefined {
+  ): string | undefined {
     const names = index?.split(',') ?? [];
     const split = criteria.conditions.find((c) => c.anyOf?.length === names.length);
     if (!this.isMysql() || names.length < 2 || !split) return undefined;
-    const others = [...criteria.conditions, ...(criteria.implied ?? [])]
+    const others = allConditions(criteria)
       .filter((condition) => condition !== split)
       .map((condition) => ` AND (${condition.sql})`)
       .join('');
@@ -594,11 +594,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         ` WHERE (${split.anyOf![i]})${others}` +
         (top ? ` ORDER BY ${orderBy('t', criteria, top.direction)} LIMIT ${top.rows}` : ''),
     );
-    return { sql: top ? `(${branches.join(') UNION (')})` : branches.join(' UNION ') };
+    return top ? `(${branches.join(') UNION (')})` : branches.join(' UNION ');
   }
 
   private where(criteria: ListingCriteria): { where: string; params: Record<string, unknown> } {
-    const conditions = [...criteria.conditions, ...(criteria.implied ?? [])];
+    const conditions = allConditions(criteria);
     if (conditions.length === 0) return { where: '', params: {} };
     const sqlite = !this.isMysql();
     const params: Record<string, unknown> = {};

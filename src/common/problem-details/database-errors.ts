@@ -1,40 +1,4 @@
 /**
- * Driver errors that mean "the database cannot answer right now" (down, unreachable, out of
- * connections, or a statement cut off by its time limit), as opposed to a bug in our SQL.
- */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EPIPE',
-  'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT',
-  'ER_CON_COUNT_ERROR',
-  'ER_SERVER_SHUTDOWN',
-  'ER_CONNECTION_KILLED',
-  'ER_QUERY_TIMEOUT', // MariaDB max_statement_time
-  'ER_STATEMENT_TIMEOUT',
-  'ER_QUERY_INTERRUPTED',
-  'ER_LOCK_WAIT_TIMEOUT',
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-]);
-// MySQL 3024: "Query execution was interrupted, maximum statement execution time exceeded".
-// MariaDB 1969: "Query execution was interrupted (max_statement_time exceeded)".
-const UNAVAILABLE_ERRNOS = new Set([3024, 1969, 1317, 1040, 1053, 1927, 2002, 2003, 2006, 2013]);
-
-export function isDatabaseUnavailable(error: unknown): boolean {
-  return causes(error).some(
-    ({ code, errno, message }) =>
-      (code !== undefined && UNAVAILABLE_CODES.has(code)) ||
-      (errno !== undefined && UNAVAILABLE_ERRNOS.has(errno)) ||
-      (message !== undefined && CLOSED_CONNECTION.test(message)),
-  );
-}
-
-/**
  * Driver errors that mean the server (or the way to it) went away under a statement: down,
  * unreachable, shutting down, or the connection lost. A statement cut off by its time limit is
  * not one: the server is there, and the time is spent.
@@ -54,12 +18,38 @@ const GONE_CODES = new Set([
 // 1040 too many connections, 1053 shutting down, 1927 connection killed, 2002-2013 client side.
 const GONE_ERRNOS = new Set([1040, 1053, 1927, 2002, 2003, 2006, 2013]);
 
+/**
+ * Driver errors that mean "the database cannot answer right now" (gone, as above, or a statement
+ * cut off by its time limit or a lock), as opposed to a bug in our SQL.
+ */
+const UNAVAILABLE_CODES = new Set([
+  ...GONE_CODES,
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_QUERY_TIMEOUT', // MariaDB max_statement_time
+  'ER_STATEMENT_TIMEOUT',
+  'ER_QUERY_INTERRUPTED',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+]);
+// MySQL 3024: "Query execution was interrupted, maximum statement execution time exceeded".
+// MariaDB 1969: "Query execution was interrupted (max_statement_time exceeded)". 1317 interrupted.
+const UNAVAILABLE_ERRNOS = new Set([...GONE_ERRNOS, 3024, 1969, 1317]);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return saysAnyOf(error, UNAVAILABLE_CODES, UNAVAILABLE_ERRNOS);
+}
+
 /** Whether `error` says the server went away under the statement (see GONE_CODES). */
 export function isServerGone(error: unknown): boolean {
+  return saysAnyOf(error, GONE_CODES, GONE_ERRNOS);
+}
+
+function saysAnyOf(error: unknown, codes: Set<string>, errnos: Set<number>): boolean {
   return causes(error).some(
     ({ code, errno, message }) =>
-      (code !== undefined && GONE_CODES.has(code)) ||
-      (errno !== undefined && GONE_ERRNOS.has(errno)) ||
+      (code !== undefined && codes.has(code)) ||
+      (errno !== undefined && errnos.has(errno)) ||
       (message !== undefined && CLOSED_CONNECTION.test(message)),
   );
 }
