@@ -372,20 +372,22 @@ if (testTarget === 'sqlite') {
         ' success, created_at, user_id) VALUES (?, ?, ?, 0, 1, UTC_TIMESTAMP(3), ?)';
       const first = await createConnection({ uri: `${servers.primary.url}/listing` });
       const second = await createConnection({ uri: `${servers.primary.url}/listing` });
+      const login = async (
+        connection: typeof first,
+        email: string,
+        ip: string,
+        user: number | null,
+      ) =>
+        (
+          (await connection.query(insert, [email, 'password', ip, user])) as [
+            { insertId: number },
+            unknown,
+          ]
+        )[0];
       try {
         await first.query('BEGIN');
-        const [a] = (await first.query(insert, [
-          'a@example.com',
-          'password',
-          '192.0.2.1',
-          userId,
-        ])) as [{ insertId: number }, unknown];
-        const [b] = (await second.query(insert, [
-          'b@example.com',
-          'password',
-          '192.0.2.2',
-          null,
-        ])) as [{ insertId: number }, unknown];
+        const a = await login(first, 'a@example.com', '192.0.2.1', userId);
+        const b = await login(second, 'b@example.com', '192.0.2.2', null);
         await new Promise((resolve) => setTimeout(resolve, 300));
         await first.query('UPDATE users SET updated_at = UTC_TIMESTAMP(3) WHERE id = ?', [userId]);
         await first.query('COMMIT');
