@@ -36,7 +36,7 @@ describe('loadConfig', () => {
       log: { level: 'info', pretty: true },
       metrics: { enabled: true, token: undefined },
       shutdownTimeoutMs: 10_000,
-      heapMaxMb: 192,
+      heapMaxMb: 128,
     });
     expect(loadConfig({ NODE_ENV: 'production' }).log.pretty).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', LOG_PRETTY: 'true' }).log.pretty).toBe(true);

@@ -59,7 +59,7 @@ export const configSchema = z.object({
   CORS_ORIGINS: z.string().optional(),
   TRUST_PROXY: booleanFromEnv.default(false),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
-  NODE_HEAP_MAX_MB: integer(64, 65_536).default(192),
+  NODE_HEAP_MAX_MB: integer(64, 65_536).default(128),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

@@ -53,6 +53,8 @@ export interface MatrixSummary {
   over1s: number;
   serviceUnavailable: number;
   other: Record<string, number>;
+  /** The server's peak RSS once the matrix was done (the scenarios run before it included). */
+  peakRssMiB?: number;
 }
 
 const LIMIT = 20;
@@ -437,6 +439,9 @@ export function summaryLine(summary: MatrixSummary): string {
     (summary.settled
       ? `; settled pass: ${summary.settled.okWithin1s} 200 ≤ 1 s, ${summary.settled.over1s} over 1 s, ` +
         `${summary.settled.serviceUnavailable} 503, ${summary.settled.other} other`
+      : '') +
+    (summary.peakRssMiB !== undefined
+      ? `; server peak RSS ${summary.peakRssMiB.toFixed(0)} MiB`
       : '')
   );
 }

@@ -19,6 +19,8 @@ export interface WalkRow {
   /** rowsPerSec over the dump's. */
   ratio: number;
   detail: string;
+  /** The server's peak RSS (X1, whose server is its own). */
+  peakRssMiB?: number;
 }
 
 const ACTIVITY_COLUMNS =
@@ -218,6 +220,7 @@ export async function benchWalks(
       rows: plain.lines,
       rowsPerSec: plain.lines / seconds,
       ratio: plain.lines / seconds / activityDump,
+      peakRssMiB: peak,
       detail:
         `server peak RSS ${peak.toFixed(0)} MiB, ${(plain.wireBytes / 2 ** 20).toFixed(0)} MiB on the wire plain, ` +
         `${(gzipped.wireBytes / 2 ** 20).toFixed(0)} MiB with gzip (${String(gzipped.headers['content-encoding'] ?? 'none')})`,

@@ -74,6 +74,32 @@ describe("the bench's check of issue 5's targets", () => {
       'S2 p99 < 50 ms': true,
       'S2 p50 large / small ≤ 2': false,
       'peak RSS < 200 MB': true,
+      'peak RSS < 256 MB (S2)': true,
+    });
+  });
+});
+
+describe("the bench's check of issue 33's peak RSS", () => {
+  it('bounds the highest peak of S1-S5, the export and the matrix under 256 MB', () => {
+    const rows = [row('S1', { peakRssMiB: 230 }), row('ref S1', { peakRssMiB: 400 }), row('S5')];
+    const bound = (peaks: { name: string; peakRssMiB: number }[]) =>
+      checkTargets(rows, undefined, peaks).find((check) =>
+        check.target.startsWith('peak RSS < 256'),
+      );
+    expect(bound([])).toEqual({
+      target: 'peak RSS < 256 MB (S1, S5)',
+      measured: '241 MB (S1)',
+      met: true,
+    });
+    expect(
+      bound([
+        { name: 'X1', peakRssMiB: 244.2 },
+        { name: 'M', peakRssMiB: 200 },
+      ]),
+    ).toEqual({
+      target: 'peak RSS < 256 MB (S1, S5, X1, M)',
+      measured: '256 MB (X1)',
+      met: false,
     });
   });
 });
