@@ -1,11 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
-import { ReadReplicas, ReadSource } from '../../database/read-replicas';
-import { isServerGone } from '../problem-details/database-errors';
+import {
+  ReadOptions,
+  ReadWork,
+  Statement,
+  StatementRunner,
+  StatementRunners,
+} from '../../database/statement-runner';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import { allConditions, type ListingCriteria } from './listing-criteria';
 import { PRIMARY_KEY } from './listing-planner';
-import { Statement, StatementRunner, StatementRunners } from './statement-runner';
 
 /**
  * A total as counted: how many rows matched, and the table's highest id when they were counted
@@ -30,14 +34,7 @@ export interface SortBucket {
   size: number;
 }
 
-export interface PageOptions {
-  /** Time limit of each statement, in ms (0 = none). */
-  statementTimeoutMs?: number;
-  /** Run the statements as prepared statements on MySQL/MariaDB (`DB_PREPARED_STATEMENTS`). */
-  preparedStatements?: boolean;
-  /** Read on this server rather than the next in the rotation (reads that must agree). */
-  source?: ReadSource;
-}
+export type PageOptions = ReadOptions;
 
 /**
  * What a listing selects for each row of a page: columns of its own table, read under their own
@@ -102,19 +99,17 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** Injected into every listing (a property, so that subclasses keep their constructors). */
   @Inject(StatementRunners)
   protected readonly statementRunners!: StatementRunners;
-  /** Which server serves the next read: a replica in the rotation, else the primary. */
-  @Inject(ReadReplicas)
-  protected readonly readReplicas!: ReadReplicas;
 
   /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
   protected abstract toItem(row: RawRow): TItem;
 
   async count(criteria: ListingCriteria, options: PageOptions = {}): Promise<ListingTotal> {
-    return this.withRunner(
+    const read = await this.statementRunners.read(
       false,
-      (runner, limit) => this.countIn(runner, limit, criteria),
+      (runner, statements) => this.countIn(runner, statements, criteria),
       options,
     );
+    return read.value;
   }
 
   /**
@@ -129,16 +124,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const { where, params } = this.where(criteria);
     const bucket = this.bucketOf(column, size);
     const index = column === criteria.sortColumn ? criteria.bucketIndex : criteria.countIndex;
-    const rows = await this.withRunner(
-      false,
-      (runner, statementLimit) =>
-        statementLimit.run<Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>>(
-          runner,
-          {
-            sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index ?? criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
-            params,
-          },
-        ),
+    const rows = await this.select<
+      Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>
+    >(
+      {
+        sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index ?? criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
+        params,
+      },
       options,
     );
     const buckets = rows.map((row): Bucket => [
@@ -166,29 +158,22 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     options: PageOptions = {},
   ): Promise<Record<string, unknown>[]> {
     const groups = [...columns.map((column) => `t.${column}`), this.bucketOf(time, 3600)];
-    return this.withRunner(
-      false,
-      (runner, statementLimit) =>
-        statementLimit.run<Record<string, unknown>>(runner, {
-          sql:
-            `SELECT ${columns.map((column) => `t.${column} AS ${column}`).join(', ')}, ${groups.at(-1)} AS bucket,` +
-            ` COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id FROM ${this.from(PRIMARY_KEY)}` +
-            ` WHERE t.id > :group_above AND t.id <= :group_up_to GROUP BY ${groups.join(', ')}`,
-          params: { group_above: above, group_up_to: upTo },
-        }),
+    return this.select<Record<string, unknown>>(
+      {
+        sql:
+          `SELECT ${columns.map((column) => `t.${column} AS ${column}`).join(', ')}, ${groups.at(-1)} AS bucket,` +
+          ` COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id FROM ${this.from(PRIMARY_KEY)}` +
+          ` WHERE t.id > :group_above AND t.id <= :group_up_to GROUP BY ${groups.join(', ')}`,
+        params: { group_above: above, group_up_to: upTo },
+      },
       options,
     );
   }
 
   /** The table's highest id (0 when empty). */
   async highestIdNow(options: PageOptions = {}): Promise<number> {
-    const [row] = await this.withRunner(
-      false,
-      (runner, statementLimit) =>
-        statementLimit.run<{ max_id: unknown }>(runner, {
-          sql: `SELECT ${this.highestId()} AS max_id`,
-          params: {},
-        }),
+    const [row] = await this.select<{ max_id: unknown }>(
+      { sql: `SELECT ${this.highestId()} AS max_id`, params: {} },
       options,
     );
     return Number(row?.max_id ?? 0);
@@ -232,7 +217,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     limit: number,
     options: PageOptions = {},
   ): Promise<Rows<TItem> & { total: ListingTotal }> {
-    const { value, completeAsOf } = await this.read(
+    const { value, completeAsOf } = await this.statementRunners.read(
       true,
       async (runner, statementLimit) => {
         const total = await this.countIn(runner, statementLimit, criteria);
@@ -356,7 +341,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     // primary key, which holds whole rows.
     const idIndex =
       criteria.conditions.length === 0 && criteria.sortColumn === 'id'
-        ? await statementLimit.narrowIdIndex(runner, this.definition.table)
+        ? await this.narrowIdIndex(runner)
         : undefined;
     return this.walkStatement(
       criteria,
@@ -379,81 +364,51 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return { total: Number(row?.total ?? 0), maxId: Number(row?.max_id ?? 0) };
   }
 
-  /** Runs `work` as `read` does, for its result alone. */
-  private async withRunner<T>(
-    snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
-    options: PageOptions,
-  ): Promise<T> {
-    return (await this.read(snapshot, work, options)).value;
+  /** The rows of one statement, read as `read` does. */
+  private async select<T>(statement: Statement, options: PageOptions): Promise<T[]> {
+    const read = await this.statementRunners.read(
+      false,
+      (runner, statements) => statements.run<T>(runner, statement),
+      options,
+    );
+    return read.value;
   }
 
   private async readRows(
     snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<TItem[]>,
+    work: ReadWork<TItem[]>,
     options: PageOptions,
   ): Promise<Rows<TItem>> {
-    const { value: items, completeAsOf } = await this.read(snapshot, work, options);
+    const { value: items, completeAsOf } = await this.statementRunners.read(
+      snapshot,
+      work,
+      options,
+    );
     return { items, completeAsOf };
   }
 
-  /**
-   * Runs `work` on one connection of the server that serves reads now (a replica in the rotation,
-   * else the primary). A replica that dies under it takes no request with it: nothing of the
-   * work has been answered yet, so it is run again, once, on the primary.
-   */
-  private async read<T>(
-    snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
-    options: PageOptions,
-  ): Promise<{ value: T; completeAsOf: number }> {
-    const source = options.source ?? this.readReplicas.source();
-    const started = Date.now();
-    try {
-      return await this.readOn(source, snapshot, work, options);
-    } catch (error) {
-      if (!source.isReplica || !isServerGone(error)) throw error;
-      this.readReplicas.failed(source, error);
-      // The retry gets what is left of the statement limit (in 100 ms steps: few statement texts),
-      // at least MIN_RETRY_MS: the request still ends close to the limit, with its rows or a 503.
-      const limit = options.statementTimeoutMs ?? 0;
-      const left = Math.floor((limit - (Date.now() - started)) / 100) * 100;
-      const retry =
-        limit > 0 ? { ...options, statementTimeoutMs: Math.max(left, MIN_RETRY_MS) } : options;
-      return this.readOn(this.readReplicas.primary, snapshot, work, retry);
-    }
-  }
+  private narrowIdIndexOnce?: Promise<string | undefined>;
 
-  /** `work` on one connection of `source`, inside a read-only REPEATABLE READ transaction when `snapshot` is set. */
-  private async readOn<T>(
-    source: ReadSource,
-    snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
-    options: PageOptions,
-  ): Promise<{ value: T; completeAsOf: number }> {
-    const completeAsOf = Date.now() - source.staleMs();
-    const runner = source.dataSource.createQueryRunner();
-    try {
-      const statementLimit = await this.statementRunners.runner(
-        {
-          timeoutMs: options.statementTimeoutMs ?? 0,
-          prepared: options.preparedStatements ?? false,
-        },
-        source.dataSource,
-      );
-      if (!snapshot) return { value: await work(runner, statementLimit), completeAsOf };
-      await statementLimit.beginSnapshot(runner);
-      try {
-        const value = await work(runner, statementLimit);
-        await statementLimit.commit(runner);
-        return { value, completeAsOf };
-      } catch (error) {
-        await statementLimit.rollback(runner).catch(() => undefined);
-        throw error;
-      }
-    } finally {
-      await runner.release();
+  /**
+   * An index on the table whose only column is `id` (MySQL/MariaDB), looked up once on the
+   * request's own connection: asking the pool for another would wait forever with DB_POOL_SIZE=1.
+   */
+  private narrowIdIndex(runner: QueryRunner): Promise<string | undefined> {
+    if (!this.isMysql()) return Promise.resolve(undefined);
+    if (!this.narrowIdIndexOnce) {
+      const found = runner
+        .query(
+          `SELECT INDEX_NAME AS name FROM information_schema.STATISTICS
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
+             GROUP BY INDEX_NAME
+            HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = 'id'`,
+          [this.definition.table],
+        )
+        .then((rows: { name: string }[]) => rows[0]?.name);
+      found.catch(() => (this.narrowIdIndexOnce = undefined));
+      this.narrowIdIndexOnce = found;
     }
+    return this.narrowIdIndexOnce;
   }
 
   private countStatement(criteria: ListingCriteria): Statement {
@@ -647,9 +602,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.dataSource.options.type === 'mysql';
   }
 }
-
-/** The least statement limit a read lost with its replica is retried on the primary with. */
-const MIN_RETRY_MS = 300;
 
 /**
  * The deepest page end for which each alternative of a union is sorted and cut first: the sort
