@@ -134,9 +134,8 @@ export function afterPosition(
     criteria.sortColumn === 'id'
       ? { sql: `t.id ${past} :cursor_id`, params: { cursor_id: position.id }, idRange: true }
       : {
-          // A plain range on the column, narrowed to two ranges of the (column, id) index, so a
-          // step seeks past a run of equal values (22k users share one updated_at in the bench)
-          // instead of scanning it, as `column >= v AND (column > v OR id > i)` did on MariaDB.
+          // A plain range narrowed to two ranges of the (column, id) index: a step seeks past a run
+          // of equal values, which `column >= v AND (column > v OR id > i)` scanned on MariaDB.
           sql:
             `${column} ${orEqual} :cursor_value AND (${column} ${past} :cursor_value OR ` +
             `(${column} = :cursor_value AND t.id ${past} :cursor_id))`,
