@@ -123,13 +123,13 @@ export class ListingPager {
     let before = 0;
     for (const [rows, start, end] of criteria.direction === 'ASC' ? spans : [...spans].reverse()) {
       if (before + rows > offset) {
-        const edge = (value: number) => (column === 'id' ? value : new Date(value * 1000));
-        const from: Condition =
-          criteria.direction === 'ASC'
-            ? { sql: `t.${column} >= :bucket_edge`, params: { bucket_edge: edge(start) } }
-            : { sql: `t.${column} < :bucket_edge`, params: { bucket_edge: edge(end) } };
-        if (column === 'id') from.idRange = true;
-        from.binds = { column, range: true };
+        const [operator, edge] = criteria.direction === 'ASC' ? ['>=', start] : ['<', end];
+        const from: Condition = {
+          sql: `t.${column} ${operator} :bucket_edge`,
+          params: { bucket_edge: column === 'id' ? edge : new Date(edge * 1000) },
+          binds: { column, range: true },
+          ...(column === 'id' && { idRange: true }),
+        };
         // Planned again for the short stretch it reads from the bucket's edge.
         const ranges = new Set([...criteria.bound.ranges, column]);
         const within = this.walks.planned(

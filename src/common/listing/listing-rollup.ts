@@ -44,14 +44,12 @@ class Rollup {
     }
     combination.rows += rows;
     const cell = combination.hours.get(hour);
-    if (!cell) combination.hours.set(hour, [rows, firstId, lastId]);
-    else {
-      combination.hours.set(hour, [
-        cell[0] + rows,
-        Math.min(cell[1], firstId),
-        Math.max(cell[2], lastId),
-      ]);
-    }
+    combination.hours.set(
+      hour,
+      cell
+        ? [cell[0] + rows, Math.min(cell[1], firstId), Math.max(cell[2], lastId)]
+        : [rows, firstId, lastId],
+    );
   }
 
   /** Each hour's lowest and highest id, when each hour's ids all follow the previous hour's. */
@@ -127,6 +125,14 @@ export interface RolledTotal {
   edges: [number, number][];
 }
 
+/** A window's partial hour, `[from, to)` in ms, spanning `[start, end)` of the sorted column. */
+interface RolledEdge {
+  from: number;
+  to: number;
+  start: number;
+  end: number;
+}
+
 /**
  * A rollup per listing that declares one: rows per hour of its time column for each combination
  * of its few-valued columns, built by the warm-up, advanced by the ids appended since once older
@@ -200,13 +206,7 @@ export class ListingRollups {
     repository: AnyRepository,
     criteria: ListingCriteria,
     column: string,
-  ):
-    | {
-        spans: [number, number, number][];
-        edges: { from: number; to: number; start: number; end: number }[];
-        maxId: number;
-      }
-    | undefined {
+  ): { spans: [number, number, number][]; edges: RolledEdge[]; maxId: number } | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
     if (!match) return undefined;
@@ -216,7 +216,7 @@ export class ListingRollups {
     const { first, end, edges: partial } = wholeHours(match.window);
     // A partial hour's rows lie within its hour's span: its seconds, or its ids (which no other
     // hour's ids interleave).
-    const edges: { from: number; to: number; start: number; end: number }[] = [];
+    const edges: RolledEdge[] = [];
     for (const [from, to] of partial) {
       const hour = Math.floor(from / HOUR_MS);
       const range = ranges?.get(hour);
