@@ -98,24 +98,18 @@ export function buildCriteria(
       }
     }
   }
-  if (query.after_id !== undefined) {
+  for (const [parameter, upwards] of [
+    ['after_id', true],
+    ['before_id', false],
+  ] as const) {
+    const id = query[parameter];
+    if (id === undefined) continue;
     conditions.push({
-      sql: 't.id > :after_id',
-      params: { after_id: query.after_id },
+      sql: `t.id ${upwards ? '>' : '<'} :${parameter}`,
+      params: { [parameter]: id },
       idRange: true,
-      keyset: { bound: query.after_id, upwards: true },
-      between: { from: query.after_id + 1 },
-      binds: { column: 'id', range: true },
-    });
-    bound.ranges.add('id');
-  }
-  if (query.before_id !== undefined) {
-    conditions.push({
-      sql: 't.id < :before_id',
-      params: { before_id: query.before_id },
-      idRange: true,
-      keyset: { bound: query.before_id, upwards: false },
-      between: { to: query.before_id - 1 },
+      keyset: { bound: id, upwards },
+      between: upwards ? { from: id + 1 } : { to: id - 1 },
       binds: { column: 'id', range: true },
     });
     bound.ranges.add('id');
