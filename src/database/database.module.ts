@@ -5,11 +5,12 @@ import { DemoDataBootstrap } from './demo-data.bootstrap';
 import { DatabasePools } from './pool-usage';
 import { QueryKiller } from './query-killer';
 import { ReadReplicas } from './read-replicas';
+import { StatementRunners } from './statement-runner';
 
 /**
  * The database's life around the data source TypeORM provides: connecting it (at boot or later),
- * the read replicas and which of them serve reads, the pools' usage, and stopping the statements
- * of requests whose client has left.
+ * the read replicas and which of them serve reads, the pools' usage, running reads' statements
+ * under their time limits, and stopping the statements of requests whose client has left.
  */
 @Global()
 @Module({})
@@ -23,9 +24,10 @@ export class DatabaseModule implements NestModule {
         DemoDataBootstrap,
         QueryKiller,
         ReadReplicas,
+        StatementRunners,
         { provide: DatabasePools, useValue: pools },
       ],
-      exports: [DatabaseAvailability, QueryKiller, ReadReplicas, DatabasePools],
+      exports: [DatabaseAvailability, QueryKiller, ReadReplicas, StatementRunners, DatabasePools],
     };
   }
 

@@ -10,51 +10,27 @@ interface Entry {
   expiresAt: number;
   /** When its refresh-ahead window opens. */
   refreshFrom: number;
-  /**
-   * Its recount ahead of expiry: one attempt per entry, whatever comes of it. While it is
-   * running, the total is served past its time too.
-   */
+  /** Its recount ahead of expiry: one attempt per entry; while it runs, served past its time. */
   recount: 'not started' | 'running' | 'ended';
 }
 
-/**
- * Counts a total: afresh, or by advancing `previous` (the total it replaces, when there is one)
- * with the rows appended since.
- */
+/** Counts a total: afresh, or by advancing `previous` (the one it replaces) by the rows since. */
 export type TotalCounter = (previous?: ListingTotal) => Promise<ListingTotal>;
 
 /** How long one instance may hold the right to count a key before others count it themselves. */
 const LOCK_MS = 5_000;
 const POLL_MS = 25;
 /**
- * The second half of a total's time, or longer when its count took long: a request that reads it
- * then is answered from the cache at once and starts the recount in the background, so that under
- * steady traffic the fresh total is there before the old one expires and no request waits for a
- * count. A full count of 5M login activities takes 0.3 s alone, but 2.4 s was seen under the
- * bench's load, past a window of the last fifth (2 s): every request then waited for it.
+ * The refresh-ahead window: the second half of a total's time, or twice its count's duration if
+ * longer, so that under steady traffic the fresh total is there before the old one expires.
  */
 const REFRESH_AHEAD_SHARE = 0.5;
-/** The window is at least this many times as long as the count that gave the total took. */
 const REFRESH_AHEAD_COUNT_TIMES = 2;
 
 /**
- * Caches listing totals for a short time so that `page_count` does not cost a full COUNT per
- * request. The rows of a page are never cached; only the total may be up to the TTL old.
- *
- * - One count runs per key at a time in this process: concurrent requests for the same key share
- *   it, also with the TTL at 0 (they then share a count that started after they arrived).
- * - A total read in the second half of its time (or from twice its count's duration before its
- *   expiry, if longer) is recounted in the background (refresh ahead); the request is answered
- *   with the cached total. That recount runs under its own, longer time limit
- *   (COUNT_CACHE_RECOUNT_TIMEOUT_MS), and while it runs the total it replaces is served past its
- *   time if need be, never more than that limit past it: under load on a slow machine, a full
- *   count of 5M rows outlived both the window and the requests' 5 s statement limit, and every
- *   request then waited for a count that was cut off (503). Once the recount has ended (or failed),
- *   an expired total is not served: requests wait for the count as on a miss.
- * - With REDIS_URL, totals are shared between instances: a miss first looks in Redis; the
- *   instance that takes a short lock (SET NX PX) counts and publishes, the others wait for its
- *   result (at most the lock's time) instead of counting too. Any Redis failure falls back to
- *   counting here: Redis makes totals cheaper, never wrong or unavailable.
+ * Listing totals per criteria key for COUNT_CACHE_TTL_MS (the rows of a page are never cached),
+ * one count per key at a time, recounted ahead of expiry in the background and shared between
+ * instances through Redis when configured (docs/architecture.md, Count cache).
  */
 @Injectable()
 export class CountCache {
@@ -86,10 +62,7 @@ export class CountCache {
     if (this.ttlMs > 0 && shared) this.shared = shared;
   }
 
-  /**
-   * The total of `key`: cached, or counted by `compute`. `recount` is what a refresh ahead runs
-   * (no request waits for it, so it need not read a page alongside); by default `compute`.
-   */
+  /** The total of `key`: cached, or counted by `compute`; a refresh ahead runs `recount`. */
   async get(
     key: string,
     compute: TotalCounter,
@@ -107,6 +80,7 @@ export class CountCache {
       }
       return cached.value;
     }
+    // While its recount runs, an expired total is served, at most the recount's limit past it.
     if (cached?.recount === 'running' && now < cached.expiresAt + this.recountTimeoutMs) {
       return cached.value;
     }
@@ -119,10 +93,7 @@ export class CountCache {
     return this.run(key, compute, 0);
   }
 
-  /**
-   * Whether `total` was counted in full (rather than advanced) more than
-   * COUNT_CACHE_FULL_RECOUNT_MS ago: its next background recount counts in full, deleted rows too.
-   */
+  /** Whether `total` was last counted in full (deleted rows too) COUNT_CACHE_FULL_RECOUNT_MS ago. */
   fullRecountDue(total: ListingTotal): boolean {
     return total.countedAt === undefined || Date.now() - total.countedAt >= this.fullRecountMs;
   }
@@ -133,9 +104,8 @@ export class CountCache {
   }
 
   /**
-   * Whether `key` has a total here (even an expired one, which the next `get` advances);
-   * otherwise starts `counter` in the background unless it runs already, for later requests, and
-   * says no: a request does not wait for a first count that may take far longer than its page.
+   * Whether `key` has a total here (even an expired one); otherwise starts `counter` in the
+   * background for later requests: a request does not wait for a first count far longer than its page.
    */
   warm(key: string, counter: TotalCounter): boolean {
     if (this.entries.has(key)) return true;
@@ -143,8 +113,7 @@ export class CountCache {
     // Each is a full scan of its criteria: a flood of distinct deep pages starts only a few.
     if (this.warming >= CountCache.MAX_WARMING) return false;
     this.warming++;
-    // Shared with the request that starts it and those that then wait for it (`get`): stopped if
-    // all of them leave before it ends, like a count; a request that got its reply keeps it going.
+    // Stopped, like a count, only if every request waiting for it leaves before it ends.
     this.run(key, counter, 0)
       .catch((error: Error) => {
         if (error instanceof AbandonedRequestError) return;
@@ -154,11 +123,7 @@ export class CountCache {
     return false;
   }
 
-  /**
-   * Counts `key` once at a time; callers that arrive meanwhile share the result. The count is
-   * stopped only when every request waiting for it has left (a refresh ahead, which no request
-   * waits for, never is).
-   */
+  /** Counts `key` once at a time; callers that arrive meanwhile share the result. */
   private run(
     key: string,
     counter: TotalCounter,
@@ -197,7 +162,7 @@ export class CountCache {
 
   /**
    * Counts `key` here if no other instance is (the shared store's lock), publishing the result;
-   * otherwise waits for theirs. `freshForMs`: a published total is taken only with more time left.
+   * otherwise waits for theirs. Any failure of the store falls back to counting here.
    */
   private async countShared(
     key: string,
@@ -232,8 +197,7 @@ export class CountCache {
       this.sharedFailed(error as Error);
       return this.counted(key, compute);
     }
-    // Counting is outside the store's error handling: a failed count is the request's error, not
-    // the store's, and is not run a second time.
+    // A failed count is the request's error, not the store's: it is not run a second time.
     if (!locked) return this.counted(key, compute); // the other instance did not publish in time
     try {
       const value = await this.counted(key, compute);

@@ -1,15 +1,12 @@
 import type { Principal } from '../auth/principal';
 import { ListingDefinition, SortDirection } from './listing-definition';
-import { bind, BoundColumns } from './listing-planner';
+import { bind, BoundColumns, PRIMARY_KEY } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
 
 export interface Condition {
   /** SQL with named parameters, columns qualified with the alias `t`. */
   sql: string;
-  /**
-   * The same condition for SQLite, where it needs another shape to be served by an index; `sql`
-   * is used when absent.
-   */
+  /** The same condition for SQLite, where it needs another shape to be served by an index. */
   sqliteSql?: string;
   params: Record<string, unknown>;
   /** A bound on `t.id` alone (`after_id`, `before_id`): a range of the primary key. */
@@ -18,10 +15,7 @@ export interface Condition {
   binds?: { column: string; range: boolean };
   /** A range's bounds (inclusive), for estimates from a histogram: ids, or times in ms. */
   between?: { from?: number; to?: number };
-  /**
-   * `sql` as alternatives, one per column of a `prefix` (`name LIKE … OR email LIKE …`): each is
-   * read through its own index of a union path and the matches joined (`ListingRepository`).
-   */
+  /** `sql` as alternatives, one per column of a `prefix`: each read through its own index. */
   anyOf?: string[];
   /** `after_id` (ids above `bound`) or `before_id`: a keyset walk's total is counted per bucket. */
   keyset?: { bound: number; upwards: boolean };
@@ -34,15 +28,9 @@ export interface ListingCriteria {
   direction: SortDirection;
   /** What the filters and the scope bind, for the planner. */
   bound: BoundColumns;
-  /**
-   * Conditions every matching row meets anyway (id bounds worked out from a time histogram):
-   * they shorten the walk, never change its rows, and are no part of the criteria's key.
-   */
+  /** Conditions every matching row meets anyway (implied id bounds): not part of the key. */
   implied?: Condition[];
-  /**
-   * The index the page reads through (`listing-planner.ts`), named to the database so that its
-   * plan cannot drift; undefined: the optimizer's choice; `PRIMARY_KEY`: the primary key.
-   */
+  /** The index the page reads through, named so that its plan cannot drift (undefined: any). */
   index?: string;
   /** The plan reads the filters' matches through `index` and sorts them (not a walk in order). */
   sorted?: boolean;
@@ -58,10 +46,7 @@ export interface ListingCriteria {
 const LIKE_ESCAPE = '!';
 const escapeLike = (value: string) => value.replace(/[!%_]/g, (char) => `${LIKE_ESCAPE}${char}`);
 
-/**
- * Turns a validated query and the caller's principal into criteria. The organization scope of the
- * token is applied here, in the query itself, so totals and links describe only what it may see.
- */
+/** A validated query and the caller's principal as criteria, the token's organization scope in SQL. */
 export function buildCriteria(
   definition: ListingDefinition,
   query: ListingQuery,
@@ -113,24 +98,18 @@ export function buildCriteria(
       }
     }
   }
-  if (query.after_id !== undefined) {
+  for (const [parameter, upwards] of [
+    ['after_id', true],
+    ['before_id', false],
+  ] as const) {
+    const id = query[parameter];
+    if (id === undefined) continue;
     conditions.push({
-      sql: 't.id > :after_id',
-      params: { after_id: query.after_id },
+      sql: `t.id ${upwards ? '>' : '<'} :${parameter}`,
+      params: { [parameter]: id },
       idRange: true,
-      keyset: { bound: query.after_id, upwards: true },
-      between: { from: query.after_id + 1 },
-      binds: { column: 'id', range: true },
-    });
-    bound.ranges.add('id');
-  }
-  if (query.before_id !== undefined) {
-    conditions.push({
-      sql: 't.id < :before_id',
-      params: { before_id: query.before_id },
-      idRange: true,
-      keyset: { bound: query.before_id, upwards: false },
-      between: { to: query.before_id - 1 },
+      keyset: { bound: id, upwards },
+      between: upwards ? { from: id + 1 } : { to: id - 1 },
       binds: { column: 'id', range: true },
     });
     bound.ranges.add('id');
@@ -138,10 +117,7 @@ export function buildCriteria(
   return { conditions, sortColumn, direction, bound };
 }
 
-/**
- * The rows after `position` in the listing's order: a keyset on (sort column, id), so a step
- * costs the same at any depth. `value` is the sort column's value as the driver compares it.
- */
+/** The rows after `position` in the listing's order: a keyset on (sort column, id). */
 export function afterPosition(
   criteria: ListingCriteria,
   position: { value: unknown; id: number },
@@ -152,9 +128,8 @@ export function afterPosition(
     criteria.sortColumn === 'id'
       ? { sql: `t.id ${past} :cursor_id`, params: { cursor_id: position.id }, idRange: true }
       : {
-          // A plain range on the column, narrowed to two ranges of the (column, id) index, so a
-          // step seeks past a run of equal values (22k users share one updated_at in the bench)
-          // instead of scanning it, as `column >= v AND (column > v OR id > i)` did on MariaDB.
+          // A plain range narrowed to two ranges of the (column, id) index: a step seeks past a run
+          // of equal values, which `column >= v AND (column > v OR id > i)` scanned on MariaDB.
           sql:
             `${column} ${orEqual} :cursor_value AND (${column} ${past} :cursor_value OR ` +
             `(${column} = :cursor_value AND t.id ${past} :cursor_id))`,
@@ -181,3 +156,15 @@ export function criteriaKey(resource: string, criteria: ListingCriteria): string
   });
   return `${resource}|${parts.join('&')}`;
 }
+
+/** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
+export const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
+  ...criteria,
+  // A short range at the end of the ids, whatever else the filters allow, counted or bucketed.
+  countIndex: PRIMARY_KEY,
+  bucketIndex: PRIMARY_KEY,
+  conditions: [
+    ...criteria.conditions,
+    { sql: 't.id > :counted_max_id', params: { counted_max_id: maxId }, idRange: true },
+  ],
+});

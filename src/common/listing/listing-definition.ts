@@ -1,7 +1,3 @@
-/**
- * What a listing module declares about itself; the shared pieces (query DTO, criteria, paging,
- * envelope, count cache) do the rest.
- */
 export type FilterOperator =
   /** `column = value` (case-insensitive where the column's collation is). */
   | 'equals'
@@ -27,31 +23,18 @@ export interface ListingDefinition {
   resource: string;
   /** The table whose rows are listed; its primary key is `id`. */
   table: string;
-  /**
-   * The column that ties a row to an organization. Tokens limited to one organization only ever
-   * see rows whose column equals it; rows where it is NULL are visible to platform-wide tokens only.
-   */
+  /** Ties a row to an organization: a scoped token sees only its own (NULL: platform-wide only). */
   organizationColumn: string;
   /** Columns the `sort` parameter accepts (each also as `-column`). `id` is always allowed. */
   sortableColumns: readonly string[];
-  /**
-   * Query parameter → how it filters. Parameters not listed here are not filters. Declared on the
-   * query DTO with `@Filter` and read from it by `defineListing`.
-   */
+  /** Query parameter → how it filters: `@Filter` on the query DTO, read by `defineListing`. */
   filters: Record<string, FilterDeclaration>;
-  /**
-   * The indexes the listing reads through, besides the primary key (`id` order): the planner
-   * (`listing-planner.ts`) walks one in the sort's order or reads one whole and sorts.
-   */
+  /** The indexes the planner may read through, besides the primary key. */
   indexes: readonly IndexPath[];
   rollup?: RollupDeclaration;
 }
 
-/**
- * Few-valued columns whose rows are counted per hour of `time` for each combination of their
- * values (`listing-rollup.ts`): totals of any combination of their filters, with or without a
- * window on `time`, without counting the table.
- */
+/** Few-valued columns counted per hour of `time` for each combination (`listing-rollup.ts`). */
 export interface RollupDeclaration {
   columns: readonly string[];
   time: string;
@@ -64,10 +47,7 @@ export function sortKeys(definition: Pick<ListingDefinition, 'sortableColumns'>)
   return columns.flatMap((column) => [column, `-${column}`]);
 }
 
-/**
- * An index a listing reads through: its equality columns, then the sort column, then `id`. Walked
- * in order it serves the sort (`sort`); read for its equality columns it serves any sort, sorted.
- */
+/** An index a listing reads through: its equality columns, then the sort column, then `id`. */
 export interface IndexPath {
   /** The index's name in the migrations; undefined for the primary key (sort `id`, no equals). */
   index?: string;

@@ -24,11 +24,9 @@ export interface EstimateSources {
 }
 
 /**
- * Estimates of the rows a criteria's conditions match, from what the count cache holds: exact for
- * a set of conditions counted before; otherwise the table's rows times each condition's share, as
- * its own cached total, the table's histogram of its column (a range of ids or times) or what the
- * listing declares (few values, a bounded column) says, or a guess. Conditions are taken as
- * independent, except implied ones, which narrow the index a walk reads but not the matches.
+ * Estimates of the rows a criteria's conditions match: exact for a set counted before, else the
+ * table's rows times each condition's share (docs/architecture.md, The planner). Implied conditions
+ * narrow the index a walk reads but not the matches.
  */
 export function rowEstimates(
   definition: ListingDefinition,

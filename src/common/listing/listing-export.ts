@@ -11,19 +11,14 @@ import type { ListingRepository } from './listing.repository';
 const EXPORT_CHUNK_ROWS = 1000;
 
 /**
- * A listing streamed as NDJSON: one item per line, read from the database a chunk at a time.
- * The next chunk is read while the current one is written (so the database and the renderer work
- * side by side), and no further chunk is read until the client has taken this one: memory stays
- * at about two chunks whatever the size of the export. Emits `rows` (a count) for each chunk.
+ * A listing streamed as NDJSON, read a chunk at a time: the next while this one is written, none
+ * more until the client has taken it (about two chunks in memory). Emits `rows` for each chunk.
  */
 export class ListingExport extends Readable {
   private pending: Promise<readonly object[] | undefined>;
   private reading = false;
 
-  /**
-   * `first`: the first chunk, read before the reply starts, so that its errors are answered as
-   * problems; `nextChunk`: the chunk after the last one, `undefined` at the end.
-   */
+  /** `first`: read before the reply starts, so that its errors are problems; then `nextChunk`. */
   constructor(
     first: readonly object[],
     private readonly nextChunk: () => Promise<readonly object[] | undefined>,
@@ -56,16 +51,10 @@ export class ListingExport extends Readable {
   }
 }
 
-/**
- * Rows an NDJSON export has sent so far, kept on `response.locals` by the export: the request
- * spends one more request of budget per `rowsPerRequest` of them when it ends.
- */
+/** Rows an export has sent, on `response.locals`: the rate limit charges them when it ends. */
 export const EXPORTED_ROWS = 'exportedRows';
 
-/**
- * Every matching row (up to `limit`, when given) as an NDJSON stream, read in keyset chunks
- * under the statement limit. The first chunk is read before the reply starts.
- */
+/** Every matching row (up to `limit`) as an NDJSON stream, read in keyset chunks. */
 @Injectable()
 export class ListingExporter {
   constructor(

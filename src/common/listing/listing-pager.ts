@@ -16,10 +16,7 @@ import { Page } from './page';
 /** Rows from either end past which a page is positioned from the rollup, where it answers. */
 const ROLLUP_POSITION_ROWS = 1000;
 
-/**
- * A listing's pages: numbered (`page`), or a cursor's step (`next`), each with its total and the
- * cursor of the page after it; an NDJSON export is the exporter's.
- */
+/** A listing's pages, numbered or a cursor's step, with their total and next cursor. */
 @Injectable()
 export class ListingPager {
   private readonly deepPageRows: number;
@@ -109,10 +106,8 @@ export class ListingPager {
   }
 
   /**
-   * A page far from both ends (ROLLUP_POSITION_ROWS where the rollup answers, else DEEP_PAGE_ROWS),
-   * found from the walk's rows per bucket of its sort column: the rows before the page's bucket
-   * are summed, not walked, and the page is read forward from the bucket's start. Undefined (the
-   * page is walked as usual) where there are no buckets. As stale as the totals.
+   * A page far from both ends, read forward from the start of its bucket of the sort column, the
+   * rows before that bucket summed rather than walked; undefined where there are no buckets.
    */
   private async positionedPage<TItem extends { id: number }>(
     walk: Walk<TItem>,
@@ -128,13 +123,13 @@ export class ListingPager {
     let before = 0;
     for (const [rows, start, end] of criteria.direction === 'ASC' ? spans : [...spans].reverse()) {
       if (before + rows > offset) {
-        const edge = (value: number) => (column === 'id' ? value : new Date(value * 1000));
-        const from: Condition =
-          criteria.direction === 'ASC'
-            ? { sql: `t.${column} >= :bucket_edge`, params: { bucket_edge: edge(start) } }
-            : { sql: `t.${column} < :bucket_edge`, params: { bucket_edge: edge(end) } };
-        if (column === 'id') from.idRange = true;
-        from.binds = { column, range: true };
+        const [operator, edge] = criteria.direction === 'ASC' ? ['>=', start] : ['<', end];
+        const from: Condition = {
+          sql: `t.${column} ${operator} :bucket_edge`,
+          params: { bucket_edge: column === 'id' ? edge : new Date(edge * 1000) },
+          binds: { column, range: true },
+          ...(column === 'id' && { idRange: true }),
+        };
         // Planned again for the short stretch it reads from the bucket's edge.
         const ranges = new Set([...criteria.bound.ranges, column]);
         const within = this.walks.planned(
@@ -153,10 +148,7 @@ export class ListingPager {
     return undefined;
   }
 
-  /**
-   * The page, with the cursor of its `next` link. An ascending walk in id order always goes on
-   * (tail polling), and holds back its newest rows (TAIL_HOLDBACK_MS) and any after them.
-   */
+  /** The page with its `next` cursor; an ascending id walk always goes on (tail polling). */
   private page<TItem extends { id: number }>(
     walk: Walk<TItem>,
     { items, completeAsOf }: Rows<TItem>,

@@ -12,10 +12,7 @@ export interface BoundColumns {
   timeOrders?: ReadonlySet<string>;
 }
 
-/**
- * Adds what `filter` binds to `bound`: its column, compared for equality or bounded by a range (a
- * prefix of several columns bounds none that an index keeps in order).
- */
+/** Adds what `filter` binds to `bound` (a prefix of several columns binds none of them). */
 export function bind(
   bound: { equals: Set<string>; ranges: Set<string> },
   { operator, column, columns }: FilterDeclaration,
@@ -35,13 +32,7 @@ export const PRIMARY_KEY = 'PRIMARY';
 
 const PRIMARY_KEY_PATH: IndexPath = { equals: [], sort: 'id' };
 
-/**
- * How a page is read:
- * - `walk`: along an index in the sort's order, checking the other filters on each row, and
- *   stopping after the page; cheap when the filters match many of the rows it walks;
- * - `sort`: every row of the filters' most selective index is read and sorted; cheap when they
- *   are few.
- */
+/** How a page is read: a `walk` of an index in the sort's order, or a `sort` of an index's rows. */
 export interface ListingPlan {
   kind: 'walk' | 'sort';
   /** The index the page reads (undefined: the primary key, chosen by the database). */
@@ -76,10 +67,7 @@ export interface RowEstimates {
 
 /** Reading and sorting a row costs about this many index entries walked in order. */
 const SORT_ROW_COST = 2;
-/**
- * An entry whose filters are checked inside the index (their columns covered) costs this share of
- * a row read: the next entry of a page already read, where a row is a lookup elsewhere.
- */
+/** An entry whose filters are checked inside the index: the next entry, not a row lookup. */
 const COVERED_CHECK_COST = 0.05;
 /** Sorting an index's entries that carry the sort column and every filter: no row is read. */
 const COVERED_SORT_COST = 0.25;
@@ -90,10 +78,7 @@ const SAFE_SORT_COST = 200_000;
 
 /**
  * The cheapest plan for `bound` sorted by `sortColumn`, for a page that ends `depth` rows into
- * the walk. Every candidate index whose equality columns the request binds is priced both ways
- * it can serve: walked in order (the rows it walks per match, times the depth) and read whole
- * and sorted (its rows). There is always a plan: the primary key walks every request in id order,
- * and every sortable column has an index of its own.
+ * the walk: every index whose equality columns are bound, priced walked in order and sorted.
  */
 export function choosePlan(
   paths: readonly IndexPath[],

@@ -14,7 +14,7 @@ type AnyRepository = ListingRepository<{ id: number }>;
 
 /**
  * One combination's hours, ascending, each with its rows, lowest and highest id: parallel typed
- * arrays, a fortieth of the heap a Map of arrays took (a year of hours × every combination).
+ * arrays: a quarter of the memory a Map of arrays took (a year of hours × every combination).
  */
 export class HourCells {
   size = 0;
@@ -116,10 +116,7 @@ class Rollup {
     for (const { hours } of this.combinations.values()) hours.trim();
   }
 
-  /**
-   * Each hour's lowest and highest id over every combination, when each hour's ids all follow the
-   * previous hour's; undefined otherwise.
-   */
+  /** Each hour's lowest and highest id, when each hour's ids all follow the previous hour's. */
   idRanges(): Map<number, [number, number]> | undefined {
     if (this.ranges === undefined) {
       const ranges = new Map<number, [number, number]>();
@@ -190,13 +187,18 @@ export interface RolledTotal {
   edges: [number, number][];
 }
 
+/** A window's partial hour, `[from, to)` in ms, spanning `[start, end)` of the sorted column. */
+interface RolledEdge {
+  from: number;
+  to: number;
+  start: number;
+  end: number;
+}
+
 /**
- * A rollup per listing that declares one (`rollup` in its definition): the count of rows per hour
- * of its time column for each combination of its few-valued columns. The warm-up builds it in the
- * background along the primary key in short stretches (COUNT_CACHE_WARMUP=false: no rollup), advanced by the rows appended since (the
- * ids above its highest) once older than the count cache's TTL, and built again every
- * COUNT_CACHE_FULL_RECOUNT_MS (rows deleted or committed late). The total of any combination of
- * those filters, with or without a time window, is then a sum in memory, whatever the table's size.
+ * A rollup per listing that declares one: rows per hour of its time column for each combination
+ * of its few-valued columns, built by the warm-up, advanced by the ids appended since once older
+ * than the TTL, built again every COUNT_CACHE_FULL_RECOUNT_MS (rows deleted or committed late).
  */
 @Injectable()
 export class ListingRollups {
@@ -226,15 +228,11 @@ export class ListingRollups {
     await this.rebuild(repository);
   }
 
-  /**
-   * The total of `criteria` from the rollup (advanced first when older than the TTL), or
-   * undefined where it does not answer (`answers`).
-   */
+  /** The total of `criteria` from the rollup (advanced first when older than the TTL). */
   async total(
     repository: AnyRepository,
     criteria: ListingCriteria,
-    /** A recount no request waits for: it waits for a rebuild that is due. */
-    background = false,
+    background = false, // no request waits: it waits for a rebuild that is due
   ): Promise<RolledTotal | undefined> {
     const match = this.matcher(repository, criteria.conditions);
     if (!match) return undefined;
@@ -251,10 +249,7 @@ export class ListingRollups {
     return this.matcher(repository, criteria.conditions) !== undefined;
   }
 
-  /**
-   * An estimate of `conditions`' rows from the rollup as it is (partial hours taken whole), or
-   * undefined; never waits, never counts.
-   */
+  /** An estimate of `conditions`' rows from the rollup as it is (partial hours taken whole). */
   estimate(repository: AnyRepository, conditions: Condition[]): number | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, conditions);
@@ -265,23 +260,15 @@ export class ListingRollups {
   }
 
   /**
-   * The criteria's rows per hour as `[rows, start, end)` spans of `column`, ascending, to position
-   * deep pages by: the rollup's whole hours, in seconds of its time or, where every hour's ids
-   * follow the previous hour's (a log appended in time order), as the hours' id ranges; a
-   * window's partial hours (`edges`: `[from, to)` in ms, and their span) are left to count.
-   * Undefined where the rollup does not answer, and for another column.
+   * The criteria's rows per hour as `[rows, start, end)` spans of `column` (its time in seconds,
+   * or `id` where no two hours' ids interleave), to position deep pages by; a window's partial
+   * hours (`edges`, `[from, to)` in ms) are left to count.
    */
   spans(
     repository: AnyRepository,
     criteria: ListingCriteria,
     column: string,
-  ):
-    | {
-        spans: [number, number, number][];
-        edges: { from: number; to: number; start: number; end: number }[];
-        maxId: number;
-      }
-    | undefined {
+  ): { spans: [number, number, number][]; edges: RolledEdge[]; maxId: number } | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
     if (!match) return undefined;
@@ -291,7 +278,7 @@ export class ListingRollups {
     const { first, end, edges: partial } = wholeHours(match.window);
     // A partial hour's rows lie within its hour's span: its seconds, or its ids (which no other
     // hour's ids interleave).
-    const edges: { from: number; to: number; start: number; end: number }[] = [];
+    const edges: RolledEdge[] = [];
     for (const [from, to] of partial) {
       const hour = Math.floor(from / HOUR_MS);
       const range = ranges?.get(hour);
@@ -362,7 +349,6 @@ export class ListingRollups {
   /**
    * Adds the rows above the rollup's highest id, a stretch of the primary key at a time, all read
    * on the server that read the highest id: a replica less far along would miss rows for good.
-   * (Should that replica fail, the primary answers, which has every row it had.)
    */
   private async fill(repository: AnyRepository, rollup: Rollup): Promise<void> {
     const { columns, time } = repository.definition.rollup!;
@@ -386,10 +372,7 @@ export class ListingRollups {
     rollup.advancedAt = Date.now();
   }
 
-  /**
-   * What of a rollup's combinations and hours the conditions keep, or undefined when one of them
-   * is not an equality on a rolled-up column or a range of its time.
-   */
+  /** What the conditions keep, unless one is not an equality on a column or a range of time. */
   private matcher(repository: AnyRepository, conditions: Condition[]): Match | undefined {
     const { rollup } = repository.definition;
     if (!rollup) return undefined;

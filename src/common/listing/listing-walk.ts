@@ -17,7 +17,7 @@ import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
 import type { ListingRepository, PageOptions } from './listing.repository';
 
-/** What one request reads: its criteria with their plan, their cache key and its cursors' binding. */
+/** What one request reads: its criteria with their plan, their cache key and cursors' binding. */
 export interface Walk<TItem extends { id: number }> {
   repository: ListingRepository<TItem>;
   criteria: ListingCriteria;
@@ -46,17 +46,14 @@ export interface TimeWindow {
 /** Ids per keyset bucket: the most a keyset step counts by itself. */
 export const KEYSET_BUCKET = 4096;
 
-/** A timestamp sort's bucket: an hour (23k rows at 50M login activities over 90 days). */
+/** A timestamp sort's bucket: an hour. */
 export const TIME_BUCKET_SECONDS = 3600;
 
 /** The cache key of a criteria's histogram by `column` (ids: the keyset walks' one). */
 export const bucketsKey = (key: string, column: string) =>
   column === 'id' ? `${key}|buckets` : `${key}|buckets:${column}`;
 
-/**
- * Turns a request into its walk: the criteria (`buildCriteria`) with the plan that reads them
- * cheapest (`choosePlan`), priced from the totals and histograms the count cache holds.
- */
+/** Turns a request into its walk: its criteria with the cheapest plan (`choosePlan`). */
 @Injectable()
 export class ListingWalks {
   /** The requests' statement options. */
@@ -111,10 +108,7 @@ export class ListingWalks {
     };
   }
 
-  /**
-   * The criteria with the plan that reads them cheapest (`choosePlan`), priced from the totals the
-   * cache holds, the rollup's sums and the whole table's histograms.
-   */
+  /** The criteria with their plan, priced from cached totals, the rollup and the histograms. */
   planned<TItem extends { id: number }>(
     repository: ListingRepository<TItem>,
     criteria: ListingCriteria,
@@ -174,11 +168,8 @@ export class ListingWalks {
   }
 
   /**
-   * `items` up to the first created less than TAIL_HOLDBACK_MS before `completeAsOf` (when the
-   * read was complete: its start on the primary, that less the lag a replica may have had): an
-   * ascending walk in id order holds back its newest rows, which a row with a lower id still
-   * being committed could overtake. On a replica the row commits there later by its lag, so the
-   * hold-back grows by it.
+   * `items` up to the first created less than TAIL_HOLDBACK_MS before `completeAsOf`: a row with a
+   * lower id still being committed could overtake the newest rows of an ascending id walk.
    */
   heldBack<TItem>(items: TItem[], completeAsOf: number): TItem[] {
     if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
@@ -210,12 +201,9 @@ export const positionAfter = <TItem extends { id: number }>(
 });
 
 /**
- * Id bounds implied by a request's time ranges, from the table's hourly histogram of that column,
- * whose buckets keep their lowest and highest id: rows at or after `from` have ids at or above
- * the lowest id of the buckets from `from`'s on, rows before `to` ids at or below the highest of
- * those up to `to`'s, or above every id the histogram has seen (appended since). One bucket more
- * on each side leaves room for a row committed late. Where ids grow with time (a log), a walk in
- * id order then starts and ends at its window instead of passing every row outside it.
+ * Id bounds implied by a request's time ranges, from the table's hourly histogram of that column
+ * (its buckets' lowest and highest ids; one bucket more each side for rows committed late), so
+ * that an id walk of a log starts and ends at its window (docs/architecture.md, Count cache).
  */
 function impliedIdBounds(
   criteria: ListingCriteria,
@@ -259,10 +247,7 @@ function impliedIdBounds(
   return { implied, bracketed };
 }
 
-/**
- * The query's window, when every range filter it has is on one timestamp column and the rest of
- * its filters can be read in that column's order; undefined otherwise (and for keyset walks).
- */
+/** The query's window, when all its range filters are on one timestamp column (not a keyset). */
 function timeWindowOf<TItem extends { id: number }>(
   repository: ListingRepository<TItem>,
   query: ListingQuery,

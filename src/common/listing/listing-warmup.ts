@@ -15,12 +15,9 @@ import { ListingRepository } from './listing.repository';
 type AnyListingRepository = ListingRepository<{ id: number }>;
 
 /**
- * Once the database is up, counts in the background the totals and histograms a first visit of
- * each listing would wait for: unfiltered, and filtered by each value of its few-valued filters
- * (`success`, `authentication_method`, …), one after another. At tens of millions of rows each
- * is a scan of seconds; afterwards they are advanced like any cached total. Time windows are cut
- * from these histograms; filters that pick a user, an address or an organization count little.
- * COUNT_CACHE_WARMUP=false turns it off.
+ * Once the database is up, builds the rollups and counts in the background the totals and
+ * histograms a first visit of each listing would wait for: unfiltered, and by each value of its
+ * few-valued filters (COUNT_CACHE_WARMUP).
  */
 @Injectable()
 export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutdown {

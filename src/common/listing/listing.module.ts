@@ -8,7 +8,6 @@ import { ListingRollups } from './listing-rollup';
 import { ListingTotals } from './listing-totals';
 import { ListingWalks } from './listing-walk';
 import { ListingWarmup } from './listing-warmup';
-import { StatementRunners } from './statement-runner';
 
 /** The shared paging machinery, available to every listing module. */
 @Global()
@@ -23,8 +22,7 @@ import { StatementRunners } from './statement-runner';
     ListingPager,
     ListingRollups,
     ListingWarmup,
-    StatementRunners,
   ],
-  exports: [CountCache, ListingPager, ListingRollups, ListingWarmup, StatementRunners],
+  exports: [CountCache, ListingPager, ListingRollups, ListingWarmup],
 })
 export class ListingModule {}

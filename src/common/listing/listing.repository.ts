@@ -1,16 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
-import { ReadReplicas, ReadSource } from '../../database/read-replicas';
-import { isServerGone } from '../problem-details/database-errors';
+import {
+  ReadOptions,
+  ReadWork,
+  Statement,
+  StatementRunner,
+  StatementRunners,
+} from '../../database/statement-runner';
 import type { ListingDefinition, SortDirection } from './listing-definition';
-import { allConditions, type ListingCriteria } from './listing-criteria';
+import { allConditions, idsAbove, type ListingCriteria } from './listing-criteria';
 import { PRIMARY_KEY } from './listing-planner';
-import { Statement, StatementRunner, StatementRunners } from './statement-runner';
 
 /**
- * A total as counted: how many rows matched, and the table's highest id when they were counted
- * (0 when empty). The id lets a later request account for rows appended since the count (the ids
- * above it) without counting again.
+ * A total as counted, with the table's highest id then (0 when empty): the rows appended since
+ * are the ids above it, counted without counting the rest again.
  */
 export interface ListingTotal {
   total: number;
@@ -30,36 +33,19 @@ export interface SortBucket {
   size: number;
 }
 
-export interface PageOptions {
-  /** Time limit of each statement, in ms (0 = none). */
-  statementTimeoutMs?: number;
-  /** Run the statements as prepared statements on MySQL/MariaDB (`DB_PREPARED_STATEMENTS`). */
-  preparedStatements?: boolean;
-  /** Read on this server rather than the next in the rotation (reads that must agree). */
-  source?: ReadSource;
-}
+export type PageOptions = ReadOptions;
 
-/**
- * What a listing selects for each row of a page: columns of its own table, read under their own
- * names, and lookups of a column of another table by a reference its own table holds.
- */
+/** What a listing selects for each row of a page: its own columns, and lookups. */
 export interface ItemQuery {
   columns: readonly string[];
-  /**
-   * Timestamp columns of its own table (UTC DATETIMEs), read as their text
-   * (`YYYY-MM-DD HH:MM:SS.mmm`), which `toIsoTimestamp` rewrites as ISO 8601: read as values,
-   * mysql2 builds a Date for each and `toISOString` formats it again, about 0.5 µs a value.
-   */
+  /** UTC DATETIME columns, read as text and rewritten as ISO 8601 (cheaper than a Date each). */
   timestamps?: readonly string[];
   lookups?: readonly Lookup[];
 }
 
 /**
- * `name`: the `column` of the `table` row whose primary key (`id`) the listing's own `key` column
- * holds (a many-to-one reference, e.g. a user's role name by `role_id`). Read by a scalar subquery
- * per row of the page rather than a join: a join lets the optimizer start from the joined table
- * and sort (0.7 s for the first 20 users), a subquery in the select list runs only for the rows
- * the page returns, so the page can walk its own table's primary key straight.
+ * `name`: the `column` of the `table` row whose `id` the listing's `key` column holds. A scalar
+ * subquery per page row, not a join: a join lets the optimizer start from the other table and sort.
  */
 export interface Lookup {
   name: string;
@@ -71,9 +57,8 @@ export interface Lookup {
 type RawRow = Record<string, unknown>;
 
 /**
- * Rows as read, with the time as of which the read is complete: every row committed on the
- * primary before `completeAsOf` (ms since the epoch) was visible to it. On the primary that is
- * when the read started; on a replica, that less how far behind it may have been (its lag).
+ * Rows as read, and when the read was complete: every row committed on the primary before
+ * `completeAsOf` was visible (on a replica, its start less the lag it may have had).
  */
 export interface Rows<TItem> {
   items: TItem[];
@@ -81,17 +66,9 @@ export interface Rows<TItem> {
 }
 
 /**
- * The SQL every listing shares, written out as text (no query builder on the request path). A
- * page is one statement: a derived table walks the listing's own table for the page's ids alone
- * (an index walk), and only those rows are then read, with their lookups (a deferred join). A
- * short walk along the primary key is read straight instead (`straightPageStatement`).
- *
- * A page in the far half of the listing is read from the other end (the order reversed, the
- * offset counted from the end), so no page walks more than half the index. Counting from the end
- * needs the total of the very snapshot the walk reads: `countAndFindPage` counts and reads in one
- * read-only REPEATABLE READ transaction; `findPageAfterCount` (the total came from the cache)
- * first counts, in the page's snapshot, the rows appended since that total was counted (ids above
- * its `maxId`, a short range).
+ * The SQL every listing shares, written as text. A page is a deferred join (the ids from an index
+ * walk, then their rows); a page in the far half is walked from the other end, which needs the
+ * total of the very snapshot it reads (docs/architecture.md, The page statement).
  */
 @Injectable() // so that listings inherit the constructor's injection (the DataSource)
 export abstract class ListingRepository<TItem extends { id: number }> {
@@ -102,25 +79,19 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** Injected into every listing (a property, so that subclasses keep their constructors). */
   @Inject(StatementRunners)
   protected readonly statementRunners!: StatementRunners;
-  /** Which server serves the next read: a replica in the rotation, else the primary. */
-  @Inject(ReadReplicas)
-  protected readonly readReplicas!: ReadReplicas;
 
   /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
   protected abstract toItem(row: RawRow): TItem;
 
   async count(criteria: ListingCriteria, options: PageOptions = {}): Promise<ListingTotal> {
-    return this.withRunner(
-      false,
-      (runner, limit) => this.countIn(runner, limit, criteria),
+    const [row] = await this.select<{ total: unknown; max_id: unknown }>(
+      this.countStatement(criteria),
       options,
     );
+    return totalOf(row);
   }
 
-  /**
-   * Rows per bucket of the sort column, with the highest id: `id` in runs of `size` ids
-   * (`FLOOR(id / size)`), a timestamp in spans of `size` seconds since 1970.
-   */
+  /** Rows per bucket of `column` (ids, or seconds since 1970), with the table's highest id. */
   async countByBucket(
     criteria: ListingCriteria,
     { column, size }: SortBucket,
@@ -129,16 +100,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const { where, params } = this.where(criteria);
     const bucket = this.bucketOf(column, size);
     const index = column === criteria.sortColumn ? criteria.bucketIndex : criteria.countIndex;
-    const rows = await this.withRunner(
-      false,
-      (runner, statementLimit) =>
-        statementLimit.run<Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>>(
-          runner,
-          {
-            sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index ?? criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
-            params,
-          },
-        ),
+    const rows = await this.select<
+      Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>
+    >(
+      {
+        sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index ?? criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
+        params,
+      },
       options,
     );
     const buckets = rows.map((row): Bucket => [
@@ -154,10 +122,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  /**
-   * Rows of ids `(above, upTo]` per value of `columns` and hour of `time`, with each group's lowest
-   * and highest id: a stretch of the primary key, whatever the table's size (a rollup's chunk).
-   */
+  /** Rows of ids `(above, upTo]` per value of `columns` and hour of `time` (a rollup's chunk). */
   async countByGroup(
     columns: readonly string[],
     time: string,
@@ -166,35 +131,27 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     options: PageOptions = {},
   ): Promise<Record<string, unknown>[]> {
     const groups = [...columns.map((column) => `t.${column}`), this.bucketOf(time, 3600)];
-    return this.withRunner(
-      false,
-      (runner, statementLimit) =>
-        statementLimit.run<Record<string, unknown>>(runner, {
-          sql:
-            `SELECT ${columns.map((column) => `t.${column} AS ${column}`).join(', ')}, ${groups.at(-1)} AS bucket,` +
-            ` COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id FROM ${this.from(PRIMARY_KEY)}` +
-            ` WHERE t.id > :group_above AND t.id <= :group_up_to GROUP BY ${groups.join(', ')}`,
-          params: { group_above: above, group_up_to: upTo },
-        }),
+    return this.select<Record<string, unknown>>(
+      {
+        sql:
+          `SELECT ${columns.map((column) => `t.${column} AS ${column}`).join(', ')}, ${groups.at(-1)} AS bucket,` +
+          ` COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id FROM ${this.from(PRIMARY_KEY)}` +
+          ` WHERE t.id > :group_above AND t.id <= :group_up_to GROUP BY ${groups.join(', ')}`,
+        params: { group_above: above, group_up_to: upTo },
+      },
       options,
     );
   }
 
   /** The table's highest id (0 when empty). */
   async highestIdNow(options: PageOptions = {}): Promise<number> {
-    const [row] = await this.withRunner(
-      false,
-      (runner, statementLimit) =>
-        statementLimit.run<{ max_id: unknown }>(runner, {
-          sql: `SELECT ${this.highestId()} AS max_id`,
-          params: {},
-        }),
+    const [row] = await this.select<{ max_id: unknown }>(
+      { sql: `SELECT ${this.highestId()} AS max_id`, params: {} },
       options,
     );
     return Number(row?.max_id ?? 0);
   }
 
-  /** `id` in runs of `size` ids, a timestamp in spans of `size` seconds since 1970. */
   private bucketOf(column: string, size: number): string {
     const n = Math.trunc(size);
     const mysql = this.isMysql();
@@ -232,18 +189,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     limit: number,
     options: PageOptions = {},
   ): Promise<Rows<TItem> & { total: ListingTotal }> {
-    const { value, completeAsOf } = await this.read(
+    const { value, completeAsOf } = await this.statementRunners.read(
       true,
-      async (runner, statementLimit) => {
-        const total = await this.countIn(runner, statementLimit, criteria);
-        const items = await this.pageIn(
-          runner,
-          statementLimit,
-          criteria,
-          offset,
-          limit,
-          total.total,
-        );
+      async (runner, statements) => {
+        const total = await this.countIn(runner, statements, criteria);
+        const items = await this.pageIn(runner, statements, criteria, offset, limit, total.total);
         return { total, items };
       },
       options,
@@ -251,7 +201,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return { ...value, completeAsOf };
   }
 
-  /** Reads a page given a total counted earlier (e.g. cached). */
+  /**
+   * Reads a page given a total counted earlier (e.g. cached); from the end, first counts in the
+   * page's snapshot the rows appended since (a short range at the end of the ids).
+   */
   async findPageAfterCount(
     criteria: ListingCriteria,
     offset: number,
@@ -262,29 +215,18 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const nearEnd = walksFromEnd(offset, limit, known.total);
     return this.readRows(
       nearEnd,
-      async (runner, statementLimit) => {
+      async (runner, statements) => {
         let total = known.total;
         if (nearEnd) {
-          const appended = await this.countIn(runner, statementLimit, {
-            ...criteria,
-            countIndex: PRIMARY_KEY, // a short range at the end of the ids
-            conditions: [
-              ...criteria.conditions,
-              { sql: 't.id > :counted_max_id', params: { counted_max_id: known.maxId } },
-            ],
-          });
-          total += appended.total;
+          total += (await this.countIn(runner, statements, idsAbove(criteria, known.maxId))).total;
         }
-        return this.pageIn(runner, statementLimit, criteria, offset, limit, total);
+        return this.pageIn(runner, statements, criteria, offset, limit, total);
       },
       options,
     );
   }
 
-  /**
-   * The first `limit` rows of `criteria` (a keyset step: the criteria carry the position), read
-   * forward with no offset, so a step costs the same at any depth.
-   */
+  /** The first `limit` rows of `criteria` (a keyset step: the criteria carry the position). */
   async findFirst(
     criteria: ListingCriteria,
     limit: number,
@@ -302,8 +244,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<Rows<TItem>> {
     return this.readRows(
       false,
-      (runner, statementLimit) =>
-        this.pageIn(runner, statementLimit, criteria, offset, limit, Number.MAX_SAFE_INTEGER),
+      (runner, statements) =>
+        this.pageIn(runner, statements, criteria, offset, limit, Number.MAX_SAFE_INTEGER),
       options,
     );
   }
@@ -316,14 +258,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   /** A sort value from a cursor, as a statement parameter. */
   sortParameter(column: string, value: string | null): unknown {
-    if (value !== null && this.itemQuery.timestamps?.includes(column)) return new Date(value);
-    return value;
+    return value !== null && this.isTimestamp(column) ? new Date(value) : value;
   }
 
   /** The page's items in the listing's order, walking from whichever end is nearer. */
   private async pageIn(
     runner: QueryRunner,
-    statementLimit: StatementRunner,
+    statements: StatementRunner,
     criteria: ListingCriteria,
     offset: number,
     limit: number,
@@ -331,129 +272,85 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<TItem[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
-    const statement =
-      (fromEnd ? undefined : this.straightPageStatement(criteria, offset, limit)) ??
-      this.pageStatement(
+    let statement = fromEnd ? undefined : this.straightPageStatement(criteria, offset, limit);
+    if (!statement) {
+      const end = Math.min(total, offset + limit);
+      // Unfiltered in id order, the narrow id index is the cheapest walk; the optimizer prefers
+      // the primary key, which holds whole rows.
+      const idIndex =
+        criteria.conditions.length === 0 && criteria.sortColumn === 'id'
+          ? await this.narrowIdIndex(runner)
+          : undefined;
+      const ids = this.walkStatement(
         criteria,
-        await this.pageIdsStatement(runner, statementLimit, criteria, offset, limit, total),
+        't.id AS id',
+        fromEnd ? 'from end' : 'forward',
+        fromEnd ? { offset: total - end, limit: end - offset } : { offset, limit },
+        idIndex,
       );
-    const rows = await statementLimit.run<RawRow>(runner, statement);
+      statement = this.pageStatement(criteria, ids);
+    }
+    const rows = await statements.run<RawRow>(runner, statement);
     return rows.map((row) => this.toItem(row));
-  }
-
-  /** The page's ids (for the deferred join), walked from whichever end is nearer. */
-  private async pageIdsStatement(
-    runner: QueryRunner,
-    statementLimit: StatementRunner,
-    criteria: ListingCriteria,
-    offset: number,
-    limit: number,
-    total: number,
-  ): Promise<Statement> {
-    const fromEnd = walksFromEnd(offset, limit, total);
-    const end = Math.min(total, offset + limit);
-    // Unfiltered in id order, the narrow id index is the cheapest walk; the optimizer prefers the
-    // primary key, which holds whole rows.
-    const idIndex =
-      criteria.conditions.length === 0 && criteria.sortColumn === 'id'
-        ? await statementLimit.narrowIdIndex(runner, this.definition.table)
-        : undefined;
-    return this.walkStatement(
-      criteria,
-      't.id AS id',
-      fromEnd ? 'from end' : 'forward',
-      fromEnd ? { offset: total - end, limit: end - offset } : { offset, limit },
-      idIndex,
-    );
   }
 
   private async countIn(
     runner: QueryRunner,
-    statementLimit: StatementRunner,
+    statements: StatementRunner,
     criteria: ListingCriteria,
   ): Promise<ListingTotal> {
-    const [row] = await statementLimit.run<{ total: number | string; max_id: unknown }>(
+    const [row] = await statements.run<{ total: unknown; max_id: unknown }>(
       runner,
       this.countStatement(criteria),
     );
-    return { total: Number(row?.total ?? 0), maxId: Number(row?.max_id ?? 0) };
+    return totalOf(row);
   }
 
-  /** Runs `work` as `read` does, for its result alone. */
-  private async withRunner<T>(
-    snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
-    options: PageOptions,
-  ): Promise<T> {
-    return (await this.read(snapshot, work, options)).value;
+  /** The rows of one statement, read on the server that serves reads now. */
+  private async select<T>(statement: Statement, options: PageOptions): Promise<T[]> {
+    const read = await this.statementRunners.read(
+      false,
+      (runner, statements) => statements.run<T>(runner, statement),
+      options,
+    );
+    return read.value;
   }
 
   private async readRows(
     snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<TItem[]>,
+    work: ReadWork<TItem[]>,
     options: PageOptions,
   ): Promise<Rows<TItem>> {
-    const { value: items, completeAsOf } = await this.read(snapshot, work, options);
+    const { value: items, completeAsOf } = await this.statementRunners.read(
+      snapshot,
+      work,
+      options,
+    );
     return { items, completeAsOf };
   }
 
-  /**
-   * Runs `work` on one connection of the server that serves reads now (a replica in the rotation,
-   * else the primary). A replica that dies under it takes no request with it: nothing of the
-   * work has been answered yet, so it is run again, once, on the primary.
-   */
-  private async read<T>(
-    snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
-    options: PageOptions,
-  ): Promise<{ value: T; completeAsOf: number }> {
-    const source = options.source ?? this.readReplicas.source();
-    const started = Date.now();
-    try {
-      return await this.readOn(source, snapshot, work, options);
-    } catch (error) {
-      if (!source.isReplica || !isServerGone(error)) throw error;
-      this.readReplicas.failed(source, error);
-      // The retry gets what is left of the statement limit (in 100 ms steps: few statement texts),
-      // at least MIN_RETRY_MS: the request still ends close to the limit, with its rows or a 503.
-      const limit = options.statementTimeoutMs ?? 0;
-      const left = Math.floor((limit - (Date.now() - started)) / 100) * 100;
-      const retry =
-        limit > 0 ? { ...options, statementTimeoutMs: Math.max(left, MIN_RETRY_MS) } : options;
-      return this.readOn(this.readReplicas.primary, snapshot, work, retry);
-    }
-  }
+  private narrowIdIndexOnce?: Promise<string | undefined>;
 
-  /** `work` on one connection of `source`, inside a read-only REPEATABLE READ transaction when `snapshot` is set. */
-  private async readOn<T>(
-    source: ReadSource,
-    snapshot: boolean,
-    work: (runner: QueryRunner, statementLimit: StatementRunner) => Promise<T>,
-    options: PageOptions,
-  ): Promise<{ value: T; completeAsOf: number }> {
-    const completeAsOf = Date.now() - source.staleMs();
-    const runner = source.dataSource.createQueryRunner();
-    try {
-      const statementLimit = await this.statementRunners.runner(
-        {
-          timeoutMs: options.statementTimeoutMs ?? 0,
-          prepared: options.preparedStatements ?? false,
-        },
-        source.dataSource,
-      );
-      if (!snapshot) return { value: await work(runner, statementLimit), completeAsOf };
-      await statementLimit.beginSnapshot(runner);
-      try {
-        const value = await work(runner, statementLimit);
-        await statementLimit.commit(runner);
-        return { value, completeAsOf };
-      } catch (error) {
-        await statementLimit.rollback(runner).catch(() => undefined);
-        throw error;
-      }
-    } finally {
-      await runner.release();
+  /**
+   * An index on the table whose only column is `id` (MySQL/MariaDB), looked up once on the
+   * request's own connection: asking the pool for another would wait forever with DB_POOL_SIZE=1.
+   */
+  private narrowIdIndex(runner: QueryRunner): Promise<string | undefined> {
+    if (!this.isMysql()) return Promise.resolve(undefined);
+    if (!this.narrowIdIndexOnce) {
+      const found = runner
+        .query(
+          `SELECT INDEX_NAME AS name FROM information_schema.STATISTICS
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
+             GROUP BY INDEX_NAME
+            HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = 'id'`,
+          [this.definition.table],
+        )
+        .then((rows: { name: string }[]) => rows[0]?.name);
+      found.catch(() => (this.narrowIdIndexOnce = undefined));
+      this.narrowIdIndexOnce = found;
     }
+    return this.narrowIdIndexOnce;
   }
 
   private countStatement(criteria: ListingCriteria): Statement {
@@ -469,10 +366,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  /**
-   * `output` (the ids, or a straight read's columns) of one stretch of the listing's own table, in
-   * walk order (`from end`: the order reversed).
-   */
+  /** `output` (the ids, or a straight read's columns) of one stretch of the table, in walk order. */
   private walkStatement(
     criteria: ListingCriteria,
     output: string,
@@ -483,6 +377,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
     const { where, params } = this.where(criteria);
     const from = `${this.from(forceIndex ?? criteria.index)}${where}`;
+    // Parameters, not literals: every page of a walk then runs one and the same statement.
+    const page = { ...params, page_limit: Number(limit), page_offset: Number(offset) };
+    const order = ` ORDER BY ${orderBy('t', criteria, direction)} LIMIT :page_limit OFFSET :page_offset`;
     if (criteria.sorted && this.isMysql()) {
       // MariaDB's filesort would look each sorted row up again by its id, even when the index
       // carries what it selects: the matches are materialized first (a LIMIT keeps them so).
@@ -491,33 +388,15 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       const top =
         offset + limit <= UNION_TOP_ROWS ? { direction, rows: offset + limit } : undefined;
       const union = this.union(criteria, forceIndex ?? criteria.index, selected, top);
-      return {
-        sql:
-          `SELECT t.id AS id FROM (` +
-          (union ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`) +
-          `) t ORDER BY ${orderBy('t', criteria, direction)}` +
-          ' LIMIT :page_limit OFFSET :page_offset',
-        params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
-      };
+      const matches = union ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`;
+      return { sql: `SELECT t.id AS id FROM (${matches}) t${order}`, params: page };
     }
-    return {
-      sql:
-        `SELECT ${output} FROM ${from}` +
-        ` ORDER BY ${orderBy('t', criteria, direction)}` +
-        // Parameters, not literals: every page of a walk then runs one and the same statement.
-        ' LIMIT :page_limit OFFSET :page_offset',
-      params: { ...params, page_limit: Number(limit), page_offset: Number(offset) },
-    };
+    return { sql: `SELECT ${output} FROM ${from}${order}`, params: page };
   }
 
   /**
-   * The page read straight from the listing's own table, without the deferred join, when it is a
-   * short walk (the first rows of the listing, or of a keyset step) along the primary key itself;
-   * otherwise undefined. The primary key holds the rows, so walking it reads each row once, where
-   * the deferred join walks the id index, materializes the ids and looks each row up again:
-   * MariaDB spent 100-180 µs on the first 100 login activities read straight against 250-420 µs
-   * through the derived table (the two were even at about 500 rows), and 170-190 µs against
-   * 245-275 µs on the first 20 users with their two lookups.
+   * A short walk along the primary key itself (from the start, or a keyset step), read straight,
+   * without the deferred join, which would walk the id index and look each row up again.
    */
   private straightPageStatement(
     criteria: ListingCriteria,
@@ -547,10 +426,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   private itemSqlText?: { output: string; straightOutput: string };
 
-  /**
-   * `itemQuery` as SQL text: the same for every page, so written once (lazily: subclasses set
-   * it). `output` reads the own table as `x` (the deferred join), `straightOutput` as `t`.
-   */
+  /** `itemQuery` as SQL, written once: `output` reads the table as `x`, `straightOutput` as `t`. */
   private itemSql(): { output: string; straightOutput: string } {
     if (!this.itemSqlText) {
       const { columns, timestamps = [], lookups = [] } = this.itemQuery;
@@ -571,9 +447,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   /**
    * On MySQL/MariaDB, for a union path (`ix_a,ix_b`) and a condition with one alternative per
-   * index (`q`): `selected` of each alternative's matches read through its own index, joined by
-   * UNION (which drops a row both find). Each index carries the other filters, so no row is read,
-   * where an index merge would look up every match. Undefined for any other criteria.
+   * index (`q`): each alternative's matches read through its own index (which carries the other
+   * filters, so no row is read), joined by UNION. Undefined for any other criteria.
    */
   private union(
     criteria: ListingCriteria,
@@ -610,10 +485,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /**
-   * The listing's own table as `t`, read through `index` when one is named (several, comma-separated:
-   * the union of their ranges, MySQL's index merge). `PRIMARY_KEY`: along
-   * the primary key (SQLite: no index but the rowid), for a range of ids that another index's
-   * range must not outbid (`created_at < …` over 33M entries did at 50M rows).
+   * The table as `t`, read through `index` when one is named (several, comma-separated: the union
+   * of their ranges). `PRIMARY_KEY`: along the primary key, so that another index's range on a
+   * range of ids cannot outbid it.
    */
   private from(index: string | undefined): string {
     const table = `\`${this.definition.table}\` t`;
@@ -633,10 +507,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /**
-   * The table's highest id, read by the count's own statement (one snapshot): the rows above it
-   * are the ones appended since, a short range at the end of the primary key whatever the filters.
-   * The highest matching id would not do: for a filter whose last match is old (an address, a
-   * window ending a month ago) the rows above it are most of the table (5 s at 50M rows).
+   * The table's highest id, in the count's own statement: the rows above it are the ones appended
+   * since, a short range whatever the filters (above the last match, an old one, would not be).
    */
   private highestId(): string {
     return `(SELECT MAX(m.id) FROM \`${this.definition.table}\` m)`;
@@ -648,20 +520,19 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 }
 
-/** The least statement limit a read lost with its replica is retried on the primary with. */
-const MIN_RETRY_MS = 300;
-
-/**
- * The deepest page end for which each alternative of a union is sorted and cut first: the sort
- * keeps only that many entries, but looks each up again by its id on MariaDB.
- */
+/** The deepest page end for which each alternative of a union is sorted and cut first. */
 const UNION_TOP_ROWS = 1000;
 
 /** A LIMIT no derived table reaches: it only keeps the optimizer from merging the table away. */
 const MATERIALIZED_ROWS = '18446744073709551615';
 
-/** The most rows a straight read walks (`straightPageStatement`): past it the deferred join is cheaper. */
+/** The most rows a straight read walks: past it the deferred join is cheaper. */
 const STRAIGHT_WALK_ROWS = 200;
+
+const totalOf = (row?: { total: unknown; max_id: unknown }): ListingTotal => ({
+  total: Number(row?.total ?? 0),
+  maxId: Number(row?.max_id ?? 0),
+});
 
 /** `column, id` in `direction`; the column alone where it is unique (no ties to break). */
 const orderBy = (
@@ -673,10 +544,7 @@ const orderBy = (
     ? `${alias}.${column} ${direction}`
     : `${alias}.${column} ${direction}, ${alias}.id ${direction}`;
 
-/**
- * Whether the page is nearer the end of the listing than its start. The first page never is:
- * reading it forward costs no more than its own rows.
- */
+/** Whether the page is nearer the end than the start (never the first page: it reads forward). */
 const walksFromEnd = (offset: number, limit: number, total: number): boolean =>
   offset >= limit && offset * 2 + limit > total;
 

@@ -23,14 +23,9 @@ export interface PageEnvelope<T> {
 }
 
 /**
- * Renders a `Page` returned by a controller as the `{data, pagination}` envelope (its JSON text)
- * and adds the listing headers: X-Total-Count, an RFC 8288 Link header, the caching policy and
- * the ETag.
- *
- * Conditional GET: this is the one place list replies get their ETag (Express's own body ETag is
- * switched off in `configureApp`), and where `If-None-Match` is evaluated, whatever Cache-Control
- * the request carries (RFC 9110 §13: `no-cache` speaks to caches; Express's `req.fresh` would
- * ignore the tag, and fetch() sends `no-cache` with every conditional request).
+ * Renders a `Page` as the `{data, pagination}` envelope with X-Total-Count, Link, Cache-Control and
+ * its ETag, and answers `If-None-Match` whatever Cache-Control the request carries (Express's
+ * `req.fresh` would not: fetch() sends `no-cache` with every conditional request).
  */
 @Injectable()
 export class PageEnvelopeInterceptor implements NestInterceptor {
@@ -62,10 +57,7 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
     );
   }
 
-  /**
-   * An export as NDJSON. Once its first bytes are out, a failure can only cut the transfer short:
-   * the connection is destroyed without the final chunk, so no client takes it for complete.
-   */
+  /** An export as NDJSON: a failure after its first bytes destroys the connection (no final chunk). */
   private stream(rows: ListingExport, response: Response): StreamableFile {
     response.setHeader('Cache-Control', 'private, no-store');
     response.vary(VARIES_WITH);
@@ -88,10 +80,7 @@ export function toEnvelope<T>(page: Page<T>): PageEnvelope<T> {
   };
 }
 
-/**
- * first/prev/next/last links that keep every other parameter of the request. `next` carries the
- * page's cursor when it has one (a keyset step); the others are page numbers.
- */
+/** first/prev/next/last links keeping the request's other parameters; `next` may be a cursor. */
 export function linkHeader(originalUrl: string, page: Page<unknown>): string {
   const [path, search = ''] = originalUrl.split('?', 2);
   const pageCount = page.pageCount;
@@ -126,10 +115,7 @@ function matches(ifNoneMatch: string | undefined, tag: string): boolean {
     .some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
 }
 
-/**
- * A weak ETag (the same for every content coding, RFC 9110 §8.8.3): a hash of the JSON body and of
- * the total, which X-Total-Count and Link carry but the body does not.
- */
+/** A weak ETag (the same for every content coding) of the body and the total the headers carry. */
 export function entityTag(body: string, total: number): string {
   // The one-shot digest: no Hash object per reply (the same bytes as updating one with each part).
   return `W/"${hash('sha256', `${body}\n${total}`, 'base64url').slice(0, 32)}"`;

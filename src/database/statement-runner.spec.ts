@@ -1,13 +1,14 @@
 import { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import type { DataSource, QueryRunner } from 'typeorm';
-import {
-  AbandonedRequestError,
-  abandonedRequestsMiddleware,
-} from '../../database/abandoned-requests';
-import type { AppConfig } from '../../config/app-config';
-import { QueryKiller } from '../../database/query-killer';
+import { AbandonedRequestError, abandonedRequestsMiddleware } from './abandoned-requests';
+import type { AppConfig } from '../config/app-config';
+import { QueryKiller } from './query-killer';
+import type { ReadReplicas } from './read-replicas';
 import { StatementRunners } from './statement-runner';
+
+/** The runners' statements alone are under test here, not where reads go. */
+const NO_REPLICAS = {} as ReadReplicas;
 
 /**
  * The client-side bound of a statement: the requests' (TypeORM's `maxQueryExecutionTime`, the
@@ -65,7 +66,7 @@ describe('StatementRunner, client-side bound', () => {
 
   it("holds a request's prepared statement to the data source's bound", async () => {
     const connection = silentConnection();
-    const statements = await new StatementRunners(mariadb()).runner({
+    const statements = await new StatementRunners(mariadb(), NO_REPLICAS).runner({
       timeoutMs: REQUEST_LIMIT_MS,
       prepared: true,
     });
@@ -79,7 +80,7 @@ describe('StatementRunner, client-side bound', () => {
     for (const prepared of [true, false]) {
       const connection = silentConnection();
       const runner = runnerOn(connection);
-      const statements = await new StatementRunners(mariadb()).runner({
+      const statements = await new StatementRunners(mariadb(), NO_REPLICAS).runner({
         timeoutMs: 20_000,
         prepared,
       });
@@ -98,7 +99,7 @@ describe('StatementRunner, client-side bound', () => {
   it("sends a request's text statements through TypeORM, which bounds them itself", async () => {
     const connection = silentConnection();
     const runner = runnerOn(connection);
-    const statements = await new StatementRunners(mariadb()).runner({
+    const statements = await new StatementRunners(mariadb(), NO_REPLICAS).runner({
       timeoutMs: REQUEST_LIMIT_MS,
       prepared: false,
     });
@@ -165,7 +166,7 @@ describe('StatementRunner, abandoned requests', () => {
     const connection = busyConnection();
     const kill = jest.spyOn(killer, 'kill').mockImplementation(async () => connection.interrupt());
     const runner = runnerOn(connection);
-    const statements = await new StatementRunners(dataSource, killer).runner({
+    const statements = await new StatementRunners(dataSource, NO_REPLICAS, killer).runner({
       timeoutMs: 0,
       prepared: true,
     });
@@ -186,7 +187,7 @@ describe('StatementRunner, abandoned requests', () => {
   it('starts no statement once the client has left', async () => {
     const connection = busyConnection();
     const runner = runnerOn(connection);
-    const statements = await new StatementRunners(mariadb()).runner({
+    const statements = await new StatementRunners(mariadb(), NO_REPLICAS).runner({
       timeoutMs: 0,
       prepared: true,
     });

@@ -15,7 +15,7 @@ export function expandStatement(dataSource: DataSource, statement: Statement): [
 
 /**
  * What differs between the servers the listings run on, written as SQL text: how a statement's
- * time limit is spelled, how a read snapshot starts, and how an index is looked up. It only
+ * time limit is spelled, how a read snapshot starts and how a statement is stopped. It only
  * writes SQL; `StatementRunner` runs it.
  */
 export class SqlDialect {
@@ -70,18 +70,6 @@ export class SqlDialect {
 
   rollbackStatement(): string | undefined {
     return this.isServer ? 'ROLLBACK' : undefined;
-  }
-
-  /**
-   * The query that names an index on a table (its one parameter) whose only column is `id`, or
-   * undefined where there is nothing to look up (SQLite).
-   */
-  narrowIdIndexQuery(): string | undefined {
-    if (!this.isServer) return undefined;
-    return `SELECT INDEX_NAME AS name FROM information_schema.STATISTICS
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
-             GROUP BY INDEX_NAME
-            HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = 'id'`;
   }
 
   /** The statement that stops whatever the connection `threadId` is running (servers only). */

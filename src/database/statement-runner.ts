@@ -1,8 +1,10 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
-import { clientBoundFor } from '../../database/app-data-source-options';
-import { currentRequestSignal, stopIfAbandoned } from '../../database/abandoned-requests';
-import { QueryKiller, ServerConnection } from '../../database/query-killer';
+import { clientBoundFor } from './app-data-source-options';
+import { currentRequestSignal, stopIfAbandoned } from './abandoned-requests';
+import { isServerGone } from '../common/problem-details/database-errors';
+import { QueryKiller, ServerConnection } from './query-killer';
+import { ReadReplicas, ReadSource } from './read-replicas';
 import { expandStatement, SqlDialect, Statement } from './sql-dialect';
 
 export { expandStatement, type Statement } from './sql-dialect';
@@ -35,18 +37,35 @@ export interface StatementOptions {
   prepared: boolean;
 }
 
+/** How a read runs: its statements' limit and form, and on which server. */
+export interface ReadOptions {
+  /** Time limit of each statement, in ms (0 = none). */
+  statementTimeoutMs?: number;
+  /** Run the statements as prepared statements on MySQL/MariaDB (`DB_PREPARED_STATEMENTS`). */
+  preparedStatements?: boolean;
+  /** Read on this server rather than the next in the rotation (reads that must agree). */
+  source?: ReadSource;
+}
+
+/** The work of one read: statements run by `statements` on one connection (`runner`). */
+export type ReadWork<T> = (runner: QueryRunner, statements: StatementRunner) => Promise<T>;
+
+/** The least statement limit a read lost with its replica is retried on the primary with. */
+const MIN_RETRY_MS = 300;
+
 /**
- * What every `StatementRunner` shares, held once by Nest: the database's dialect (asked once), the
- * narrow id index of each table (looked up once) and the query killer.
+ * Runs reads on the server that serves them now (a replica in the rotation, else the primary),
+ * each statement under a time limit and stopped when its request is abandoned. Holds what every
+ * `StatementRunner` shares: the database's dialect (asked once) and the query killer.
  */
 @Injectable()
 export class StatementRunners {
   private dialect?: Promise<SqlDialect>;
-  readonly idIndexes = new Map<string, Promise<string | undefined>>();
 
   constructor(
     private readonly dataSource: DataSource,
-    @Optional() readonly killer?: QueryKiller,
+    private readonly readReplicas: ReadReplicas,
+    @Optional() private readonly killer?: QueryKiller,
   ) {}
 
   /**
@@ -61,7 +80,65 @@ export class StatementRunners {
       this.dialect = SqlDialect.detect(this.dataSource);
       this.dialect.catch(() => (this.dialect = undefined));
     }
-    return new StatementRunner(on, await this.dialect, options, this);
+    return new StatementRunner(on, await this.dialect, options, this.killer);
+  }
+
+  /**
+   * Runs `work` on one connection of the server that serves reads now, inside a read-only
+   * REPEATABLE READ transaction when `snapshot` is set. A replica that dies under it takes no
+   * request with it: nothing of the work has been answered yet, so it runs again on the primary.
+   */
+  async read<T>(
+    snapshot: boolean,
+    work: ReadWork<T>,
+    options: ReadOptions,
+  ): Promise<{ value: T; completeAsOf: number }> {
+    const source = options.source ?? this.readReplicas.source();
+    const started = Date.now();
+    try {
+      return await this.readOn(source, snapshot, work, options);
+    } catch (error) {
+      if (!source.isReplica || !isServerGone(error)) throw error;
+      this.readReplicas.failed(source, error);
+      // The retry gets what is left of the statement limit (in 100 ms steps: few statement texts),
+      // at least MIN_RETRY_MS: the request still ends close to the limit, with its rows or a 503.
+      const limit = options.statementTimeoutMs ?? 0;
+      const left = Math.floor((limit - (Date.now() - started)) / 100) * 100;
+      const retry =
+        limit > 0 ? { ...options, statementTimeoutMs: Math.max(left, MIN_RETRY_MS) } : options;
+      return this.readOn(this.readReplicas.primary, snapshot, work, retry);
+    }
+  }
+
+  private async readOn<T>(
+    source: ReadSource,
+    snapshot: boolean,
+    work: ReadWork<T>,
+    options: ReadOptions,
+  ): Promise<{ value: T; completeAsOf: number }> {
+    const completeAsOf = Date.now() - source.staleMs();
+    const runner = source.dataSource.createQueryRunner();
+    try {
+      const statements = await this.runner(
+        {
+          timeoutMs: options.statementTimeoutMs ?? 0,
+          prepared: options.preparedStatements ?? false,
+        },
+        source.dataSource,
+      );
+      if (!snapshot) return { value: await work(runner, statements), completeAsOf };
+      await statements.beginSnapshot(runner);
+      try {
+        const value = await work(runner, statements);
+        await statements.commit(runner);
+        return { value, completeAsOf };
+      } catch (error) {
+        await statements.rollback(runner).catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
   }
 }
 
@@ -88,7 +165,7 @@ export class StatementRunner {
     private readonly dataSource: DataSource,
     private readonly dialect: SqlDialect,
     options: StatementOptions,
-    private readonly shared: Pick<StatementRunners, 'idIndexes' | 'killer'>,
+    private readonly killer?: QueryKiller,
   ) {
     this.timeoutMs = options.timeoutMs;
     this.prepared = options.prepared && dialect.isServer;
@@ -167,7 +244,7 @@ export class StatementRunner {
    * the statement's own callback then fails at once.
    */
   private async stop(connection: MysqlConnection, settled: Promise<void>): Promise<void> {
-    const { killer } = this.shared;
+    const { killer } = this;
     const threadId = connection.threadId;
     if (killer && threadId !== null) {
       const ended = () =>
@@ -254,25 +331,6 @@ export class StatementRunner {
       );
       throw error;
     }
-  }
-
-  /**
-   * The name of an index on `table` whose only column is `id`, if there is one (MySQL/MariaDB):
-   * walking it in id order reads ids only, where the primary key would read whole rows. Looked
-   * up once, on the request's own connection: asking the pool for another while this one is held
-   * would wait forever with DB_POOL_SIZE=1.
-   */
-  narrowIdIndex(runner: QueryRunner, table: string): Promise<string | undefined> {
-    const query = this.dialect.narrowIdIndexQuery();
-    if (!query) return Promise.resolve(undefined);
-    const byTable = this.shared.idIndexes;
-    let found = byTable.get(table);
-    if (!found) {
-      found = runner.query(query, [table]).then((rows: { name: string }[]) => rows[0]?.name);
-      found.catch(() => byTable.delete(table));
-      byTable.set(table, found);
-    }
-    return found;
   }
 
   /**
