@@ -4,6 +4,9 @@ import { ListUsersQueryDto } from './dto/list-users-query.dto';
 
 export const USERS_READ = defineScope('users:read', 'List users (`GET /v1/users`).');
 
+/** The filtered columns the covering indexes of migration 1764201600000 carry. */
+const COVERED = ['created_at', 'updated_at', 'role_id', 'name', 'email'];
+
 export const usersListing = defineListing(ListUsersQueryDto, {
   resource: 'users',
   table: 'users',
@@ -28,7 +31,7 @@ export const usersListing = defineListing(ListUsersQueryDto, {
       index: `ix_users_${sort}_cover`,
       equals: [],
       sort,
-      covers: ['created_at', 'updated_at', 'role_id', 'name', 'email'].filter((c) => c !== sort),
+      covers: COVERED.filter((column) => column !== sort),
     })),
     // `q`: the union of a name prefix's and an e-mail prefix's ranges, read and sorted, each
     // from an index that carries the other filters and sorts.
@@ -36,7 +39,7 @@ export const usersListing = defineListing(ListUsersQueryDto, {
       index: 'ix_users_name_cover,ix_users_email_cover',
       equals: [],
       sort: '(name or email)',
-      covers: ['created_at', 'updated_at', 'role_id', 'name', 'email'],
+      covers: COVERED,
     },
   ],
 });

@@ -39,7 +39,7 @@ import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './be
 import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
 import { type StageShare, summarizeProfiles } from './cpu-profile';
 import { readHostCpuTimes, stealPercent } from './host-cpu';
-import { checkTargets, isAppRow, scenarioOf, yardstickRowName } from './targets';
+import { checkTargets, isAppRow, OtherPeak, scenarioOf, yardstickRowName } from './targets';
 import { benchInsertCost, InsertCostResult } from './insert-cost';
 import { benchMatrix, MatrixRow, MatrixSummary, pickOrganization, summaryLine } from './matrix';
 import { benchMemory, MemoryResult } from './memory';
@@ -209,24 +209,15 @@ async function main(): Promise<void> {
   }
   const largeSet = results.get('large');
   if (largeSet) {
-    const exported = largeSet.walks.find((walk) => walk.name === 'X1');
     const otherPeaks = [
-      ...(exported?.peakRssMiB !== undefined
-        ? [{ name: 'X1', peakRssMiB: exported.peakRssMiB }]
-        : []),
-      ...(largeSet.matrix?.summary.peakRssMiB !== undefined
-        ? [{ name: 'M', peakRssMiB: largeSet.matrix.summary.peakRssMiB }]
-        : []),
-    ];
+      { name: 'X1', peakRssMiB: largeSet.walks.find((walk) => walk.name === 'X1')?.peakRssMiB },
+      { name: 'M', peakRssMiB: largeSet.matrix?.summary.peakRssMiB },
+    ].filter((peak): peak is OtherPeak => peak.peakRssMiB !== undefined);
     printTargets(largeSet.rows, scaling, otherPeaks);
   }
 }
 
-function printTargets(
-  rows: Row[],
-  scaling: number | undefined,
-  otherPeaks: { name: string; peakRssMiB: number }[],
-): void {
+function printTargets(rows: Row[], scaling: number | undefined, otherPeaks: OtherPeak[]): void {
   const checks = checkTargets(rows, scaling, otherPeaks);
   if (!checks.length) return;
   console.log('\ntargets (issues 5 and 33, large set):');

@@ -35,8 +35,10 @@ export class HourCells {
       return;
     }
     if (this.size === this.hours.length) this.resize(this.size * 2);
-    for (const array of [this.hours, this.counts, this.firstIds, this.lastIds]) {
-      array.copyWithin(i + 1, i, this.size);
+    if (i < this.size) {
+      for (const array of [this.hours, this.counts, this.firstIds, this.lastIds]) {
+        array.copyWithin(i + 1, i, this.size);
+      }
     }
     this.hours[i] = hour;
     this.counts[i] = rows;

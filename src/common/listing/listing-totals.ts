@@ -73,12 +73,12 @@ export class ListingTotals {
     if (splitKeyset(criteria) || !repository.timeOrders.has(column)) return undefined;
     const rolled = await this.rolledSpans(walk, column);
     if (rolled || !counted) return rolled;
-    const bucket = { column, size: column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS };
+    const bucket = sortBucket(column);
     const window = walk.window();
     const histogram =
       window?.column === column
         ? await this.windowHistogram(walk, window)
-        : await this.histogram(walk, criteria, bucket);
+        : await this.histogram(walk, bucket);
     const buckets = histogram?.buckets ?? [];
     if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
     return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
@@ -92,9 +92,9 @@ export class ListingTotals {
   advancing<TItem extends { id: number }>(
     walk: Walk<TItem>,
     background: boolean,
-    criteria: ListingCriteria = walk.criteria,
     bucket?: SortBucket,
   ): TotalCounter {
+    const { criteria } = walk;
     const options = background ? this.walks.recountOptions : this.walks.options;
     const count = (what: ListingCriteria) =>
       bucket
@@ -126,10 +126,9 @@ export class ListingTotals {
       if (rolled && column !== 'id' && Object.keys(filters).length > 0) continue;
       if (!counted && !rolled) await this.counts.get(walk.key, this.advancing(walk, true));
       counted = true;
-      const bucket = { column, size: column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS };
       await this.counts.get(
         bucketsKey(walk.key, column),
-        this.advancing(walk, true, walk.criteria, bucket),
+        this.advancing(walk, true, sortBucket(column)),
       );
     }
   }
@@ -206,16 +205,12 @@ export class ListingTotals {
    */
   private histogram<TItem extends { id: number }>(
     walk: Walk<TItem>,
-    criteria: ListingCriteria,
     bucket: SortBucket,
   ): Promise<ListingTotal> | undefined {
     const key = bucketsKey(walk.key, bucket.column);
-    if (!this.counts.warm(key, this.advancing(walk, true, criteria, bucket))) return undefined;
-    return this.counts.get(
-      key,
-      this.advancing(walk, false, criteria, bucket),
-      this.advancing(walk, true, criteria, bucket),
-    );
+    const recount = this.advancing(walk, true, bucket);
+    if (!this.counts.warm(key, recount)) return undefined;
+    return this.counts.get(key, this.advancing(walk, false, bucket), recount);
   }
 
   /**
@@ -235,7 +230,7 @@ export class ListingTotals {
       return undefined;
     }
     const baseWalk = { ...walk, criteria: base, key: window.baseKey };
-    const histogram = await this.histogram(baseWalk, base, { column, size });
+    const histogram = await this.histogram(baseWalk, { column, size });
     if (!histogram || (histogram.buckets ?? []).some(([index]) => index < 0)) return undefined;
     // Cached like a total; cut afresh from the base's (advanced) histogram at expiry.
     return this.counts.get(bucketsKey(walk.key, column), async () => {
@@ -285,8 +280,12 @@ export class ListingTotals {
           sql: 't.id >= :keyset_edge AND t.id < :keyset_bound',
           params: { keyset_bound: bound, keyset_edge: bucket * KEYSET_BUCKET },
         };
-    const baseWalk = { ...walk, key: criteriaKey(repository.definition.resource, base) };
-    const histogram = this.histogram(baseWalk, base, { column: 'id', size: KEYSET_BUCKET });
+    const baseWalk = {
+      ...walk,
+      criteria: base,
+      key: criteriaKey(repository.definition.resource, base),
+    };
+    const histogram = this.histogram(baseWalk, sortBucket('id'));
     // Until the histogram has been counted once, in the background, the rows are counted as they are.
     if (!histogram) return repository.count(walk.criteria, this.walks.options);
     const [counted, within] = await Promise.all([
@@ -331,6 +330,12 @@ const minOf = (a?: number, b?: number) =>
   a === undefined ? b : b === undefined ? a : Math.min(a, b);
 const maxOf = (a?: number, b?: number) =>
   a === undefined ? b : b === undefined ? a : Math.max(a, b);
+
+/** The buckets of a sort column's histograms: KEYSET_BUCKET ids, or hours. */
+const sortBucket = (column: string): SortBucket => ({
+  column,
+  size: column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS,
+});
 
 interface Keyset {
   /** The criteria without the keyset bound. */

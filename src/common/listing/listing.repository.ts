@@ -99,12 +99,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<ListingTotal> {
     const { where, params } = this.where(criteria);
     const bucket = this.bucketOf(column, size);
-    const index = column === criteria.sortColumn ? criteria.bucketIndex : criteria.countIndex;
+    const index = (column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
     const rows = await this.select<
       Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>
     >(
       {
-        sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index ?? criteria.countIndex)}${where} GROUP BY bucket ORDER BY bucket`,
+        sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index)}${where} GROUP BY bucket ORDER BY bucket`,
         params,
       },
       options,
