@@ -8,6 +8,7 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { registeredScopes } from '../common/auth/scope-registry';
+import { byCodePoint } from '../common/by-code-point';
 import { ProblemView } from '../common/problem-details/problem.view';
 
 /** The version of the HTTP contract (the `/v1` routes), not of the package. */
@@ -307,5 +308,5 @@ function completeSchema(schema: SchemaObject | ReferenceObject): void {
 }
 
 function sortByKey<T>(record: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => byCodePoint(a, b)));
 }

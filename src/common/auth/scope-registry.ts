@@ -1,3 +1,5 @@
+import { byCodePoint } from '../by-code-point';
+
 /**
  * The scopes tokens may carry. Core code does not list them: each listing declares its own with
  * `defineScope` (or simply by naming it in `@RequireScopes`), so a new module brings its scope
@@ -30,7 +32,7 @@ export function defineScope<TName extends string>(name: TName, description?: str
 }
 
 export function registeredScopes(): ScopeDefinition[] {
-  return [...registry.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return [...registry.values()].sort((a, b) => byCodePoint(a.name, b.name));
 }
 
 export function isRegisteredScope(name: string): boolean {
