@@ -142,6 +142,7 @@ describe('docker/Dockerfile', () => {
       'bin/start-prod',
       '--v8-pool-size=1',
       '--max-semi-space-size=16',
+      '--no-maglev',
       'dist/main.js',
     ]);
     expect(runtime.at(-1)).toBe(`CMD [${argv.map((arg) => `"${arg}"`).join(', ')}]`);
