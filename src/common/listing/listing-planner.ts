@@ -138,8 +138,10 @@ export function choosePlan(
           (column) =>
             bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
         );
+      // At worst such a walk passes every entry of its stretch that does not match, then the page.
+      const worst = Math.min(rows, Math.max(0, rows - matches) + depth) * entry;
       const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
-      consider(walk, path.equals.length, exposed ? rows * entry : undefined);
+      consider(walk, path.equals.length, exposed ? worst : undefined);
     }
     if (!path.unique && path.sort !== sortColumn) {
       const sort: ListingPlan = {
