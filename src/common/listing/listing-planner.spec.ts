@@ -83,6 +83,12 @@ describe('choosePlan', () => {
       expect(plan.kind).toBe('walk');
       expect(plan.cost).toBeLessThan(100);
     }
+    // A sixth of the rows: sorting reads 35k entries, where the walk may pass 165k.
+    const sixth = estimates(200_000, { created_at: 0.175 }, ['created_at']);
+    expect(choosePlan(usersListing.indexes, windowed(), 'updated_at', 20, sixth)).toMatchObject({
+      kind: 'sort',
+      index: 'ix_users_created_at_cover',
+    });
     // Implied id bounds bring a walk in id order to the window: it is walked.
     const id = choosePlan(usersListing.indexes, windowed(['created_at']), 'id', 20, rows);
     expect(id.kind).toBe('walk');

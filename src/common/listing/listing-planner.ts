@@ -91,9 +91,10 @@ export function choosePlan(
   const uniqueSort = paths.some((path) => path.sort === sortColumn && path.uniqueSort);
   let best: ListingPlan | undefined;
   let bestEquals = 0;
-  /** The rows the best plan may pass before a window's first match: set for exposed walks. */
+  /** Index entries the best plan may pass, at worst, before its page: set for exposed walks. */
   let bestStretch: number | undefined;
   let bestSort: ListingPlan | undefined;
+  let bestSortRows = 0;
   let countPath: CountPath | undefined;
   let bucketPath: CountPath | undefined;
   const boundColumns = [...bound.equals, ...bound.ranges];
@@ -139,7 +140,7 @@ export function choosePlan(
             bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
         );
       // At worst such a walk passes every entry of its stretch that does not match, then the page.
-      const worst = Math.min(rows, Math.max(0, rows - matches) + depth) * entry;
+      const worst = Math.min(rows, Math.max(0, rows - matches) + depth);
       const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
       consider(walk, path.equals.length, exposed ? worst : undefined);
     }
@@ -155,14 +156,17 @@ export function choosePlan(
             ? COVERED_SORT_COST
             : SORT_ROW_COST),
       };
-      if (!bestSort || sort.cost < bestSort.cost) bestSort = sort;
+      if (!bestSort || sort.cost < bestSort.cost) [bestSort, bestSortRows] = [sort, rows];
       consider(sort, path.equals.length);
     }
   }
-  // The primary key's walk is always a candidate, so there is a plan. A walk that may pass its
-  // whole stretch gives way to a sort that costs less than that stretch and stays small.
+  // The primary key's walk is always a candidate, so there is a plan. A walk that may pass most of
+  // its stretch gives way to a sort that reads fewer entries than the walk may pass, and stays small.
   const safeSort =
-    bestStretch !== undefined && bestSort && bestSort.cost <= Math.min(bestStretch, SAFE_SORT_COST);
+    bestStretch !== undefined &&
+    bestSort &&
+    bestSortRows <= bestStretch &&
+    bestSort.cost <= SAFE_SORT_COST;
   const plan = safeSort ? bestSort! : best!;
   return { ...plan, countIndex: countPath?.path.index, bucketIndex: bucketPath?.path.index };
 
