@@ -27,6 +27,18 @@ describe('CountCache', () => {
   /** Lets a finished background count land (its callbacks run). */
   const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+  it('keeps the totals it is asked for when full, dropping the least recently read first', async () => {
+    const counts = cache('10000');
+    await counts.get('table histogram', () => Promise.resolve(total(1)));
+    await counts.get('first other', () => Promise.resolve(total(2)));
+    for (let i = 0; i < 10_000; i++) {
+      expect(counts.peek('table histogram')).toEqual(total(1));
+      await counts.get(`key ${i}`, () => Promise.resolve(total(i)));
+    }
+    expect(counts.peek('table histogram')).toEqual(total(1));
+    expect(counts.peek('first other')).toBeUndefined();
+  });
+
   it('warms a histogram in the background once per key, and at most two at a time', async () => {
     const counts = cache('10000');
     const first = deferred();

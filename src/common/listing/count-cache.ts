@@ -100,7 +100,14 @@ export class CountCache {
 
   /** The total of `key` held here, even an expired one, without counting: for estimates. */
   peek(key: string): ListingTotal | undefined {
-    return this.entries.get(key)?.value;
+    const entry = this.entries.get(key);
+    // Read entries move to the end, so that the full cache drops the least recently read first
+    // (the table's histograms, which every plan reads, not the first counted).
+    if (entry) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+    }
+    return entry?.value;
   }
 
   /**
