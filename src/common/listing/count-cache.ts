@@ -69,7 +69,7 @@ export class CountCache {
     recount: TotalCounter = compute,
   ): Promise<ListingTotal> {
     const now = Date.now();
-    const cached = this.entries.get(key);
+    const cached = this.read(key);
     if (cached && cached.expiresAt > now) {
       if (
         now >= cached.refreshFrom &&
@@ -100,14 +100,20 @@ export class CountCache {
 
   /** The total of `key` held here, even an expired one, without counting: for estimates. */
   peek(key: string): ListingTotal | undefined {
+    return this.read(key)?.value;
+  }
+
+  /**
+   * The entry of `key`, moved to the end: the full cache drops the least recently read first (not
+   * the first counted, such as the tables' histograms every plan reads).
+   */
+  private read(key: string) {
     const entry = this.entries.get(key);
-    // Read entries move to the end, so that the full cache drops the least recently read first
-    // (the table's histograms, which every plan reads, not the first counted).
     if (entry) {
       this.entries.delete(key);
       this.entries.set(key, entry);
     }
-    return entry?.value;
+    return entry;
   }
 
   /**

@@ -93,8 +93,8 @@ export function choosePlan(
   let bestEquals = 0;
   /** Index entries the best plan may pass, at worst, before its page: set for exposed walks. */
   let bestStretch: number | undefined;
-  let bestSort: ListingPlan | undefined;
-  let bestSortRows = 0;
+  /** The cheapest sort, with the index entries it reads. */
+  let bestSort: { plan: ListingPlan; rows: number } | undefined;
   let countPath: CountPath | undefined;
   let bucketPath: CountPath | undefined;
   const boundColumns = [...bound.equals, ...bound.ranges];
@@ -156,7 +156,7 @@ export function choosePlan(
             ? COVERED_SORT_COST
             : SORT_ROW_COST),
       };
-      if (!bestSort || sort.cost < bestSort.cost) [bestSort, bestSortRows] = [sort, rows];
+      if (!bestSort || sort.cost < bestSort.plan.cost) bestSort = { plan: sort, rows };
       consider(sort, path.equals.length);
     }
   }
@@ -165,9 +165,9 @@ export function choosePlan(
   const safeSort =
     bestStretch !== undefined &&
     bestSort &&
-    bestSortRows <= bestStretch &&
-    bestSort.cost <= SAFE_SORT_COST;
-  const plan = safeSort ? bestSort! : best!;
+    bestSort.rows <= bestStretch &&
+    bestSort.plan.cost <= SAFE_SORT_COST;
+  const plan = safeSort ? bestSort!.plan : best!;
   return { ...plan, countIndex: countPath?.path.index, bucketIndex: bucketPath?.path.index };
 
   function consider(candidate: ListingPlan, equals: number, stretch?: number): void {
