@@ -1,15 +1,16 @@
-import { seedDemoData } from '../../src/database/seed/demo-data';
-import { parseLinks, startTestApp, TestApp } from '../kit';
+import {
+  equalsFilter as equals,
+  exportedIds,
+  FilterCase,
+  parseLinks,
+  prefixFilter,
+  rangeFilter as range,
+  QueryApp,
+  startQueryApp,
+  textParser,
+} from '../kit';
 
 const NDJSON = 'application/x-ndjson';
-
-/** A filter as the API takes it and as plain SQL states it, for the reference query. */
-interface FilterCase {
-  parameter: string;
-  value: string;
-  sql: string;
-  params: unknown[];
-}
 
 /**
  * Every documented filter alone and in pairs, with every documented sort, platform-wide and under
@@ -18,56 +19,19 @@ interface FilterCase {
  * for the same conditions in the same order (a plain statement, no index named).
  */
 describe('every documented filter × sort is answered with the database’s rows', () => {
-  let kit: TestApp;
-  let token: string;
-  let scopedToken: string;
-  let organizationId: number;
+  let app: QueryApp;
 
   beforeAll(async () => {
-    kit = await startTestApp({
-      env: { RATE_LIMIT_PER_MINUTE: '0', TAIL_HOLDBACK_MS: '0', COUNT_CACHE_WARMUP: 'false' },
-    });
-    await seedDemoData(kit.dataSource, {
-      users: 240,
-      activities: 1200,
-      organizations: 4,
-      batchSize: 400,
-      now: new Date('2026-11-21T00:00:00.000Z'),
-    });
-    token = await kit.token();
-    [{ id: organizationId }] = await kit.dataSource.query<{ id: number }[]>(
-      'SELECT organization_id AS id FROM users ORDER BY id LIMIT 1',
+    app = await startQueryApp(
+      { COUNT_CACHE_WARMUP: 'false' },
+      { users: 240, activities: 1200, organizations: 4 },
     );
-    organizationId = Number(organizationId);
-    scopedToken = await kit.token({ organizationId });
   }, 120_000);
 
-  afterAll(() => kit.close());
-
-  /** A UTC instant as both databases compare it with a DATETIME(3) column. */
-  const sqlTime = (iso: string) => iso.replace('T', ' ').replace('Z', '');
-
-  async function timeAt(table: string, share: number): Promise<string> {
-    const [{ n }] = await kit.dataSource.query<{ n: number }[]>(
-      `SELECT COUNT(*) AS n FROM ${table}`,
-    );
-    const [row] = await kit.dataSource.query<{ at: string }[]>(
-      `SELECT CAST(created_at AS CHAR) AS at FROM ${table} ORDER BY created_at, id LIMIT 1 OFFSET ${Math.floor(Number(n) * share)}`,
-    );
-    // Whole seconds, so that the boundary's own row is on one side or the other by the rules.
-    return `${row.at.slice(0, 19).replace(' ', 'T')}.000Z`;
-  }
-
-  function equals(parameter: string, value: string | number | boolean, column = parameter) {
-    const bound = typeof value === 'boolean' ? (value ? 1 : 0) : value;
-    return { parameter, value: String(value), sql: `${column} = ?`, params: [bound] };
-  }
-  function range(parameter: string, iso: string, column: string, operator: '>=' | '<') {
-    return { parameter, value: iso, sql: `${column} ${operator} ?`, params: [sqlTime(iso)] };
-  }
+  afterAll(() => app.kit.close());
 
   async function activityFilters(): Promise<FilterCase[]> {
-    const [row] = await kit.dataSource.query<Record<string, unknown>[]>(
+    const [row] = await app.kit.dataSource.query<Record<string, unknown>[]>(
       'SELECT user_id, user_email, ip_address, session_id FROM login_activities WHERE success = 1 AND user_id IS NOT NULL ORDER BY id LIMIT 1 OFFSET 7',
     );
     return [
@@ -81,56 +45,27 @@ describe('every documented filter × sort is answered with the database’s rows
       equals('ip_address', String(row.ip_address)),
       equals('session_id', String(row.session_id)),
       equals('otp_required', true),
-      range('created_from', await timeAt('login_activities', 0.3), 'created_at', '>='),
-      range('created_to', await timeAt('login_activities', 0.8), 'created_at', '<'),
+      range('created_from', await app.timeAt('login_activities', 0.3), 'created_at', '>='),
+      range('created_to', await app.timeAt('login_activities', 0.8), 'created_at', '<'),
     ];
   }
 
   async function userFilters(): Promise<FilterCase[]> {
-    const [row] = await kit.dataSource.query<Record<string, unknown>[]>(
+    const [row] = await app.kit.dataSource.query<Record<string, unknown>[]>(
       'SELECT role_id, email, name FROM users ORDER BY id LIMIT 1 OFFSET 11',
     );
     const q = String(row.name).slice(0, 2).toLowerCase();
     return [
-      equals('organization_id', organizationId),
+      equals('organization_id', app.organizationId),
       equals('role_id', Number(row.role_id)),
       equals('email', String(row.email).toUpperCase()),
-      {
-        parameter: 'q',
-        value: q,
-        sql: "(name LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!')",
-        params: [`${q}%`, `${q}%`],
-      },
-      range('created_from', await timeAt('users', 0.2), 'created_at', '>='),
-      range('created_to', await timeAt('users', 0.9), 'created_at', '<'),
-      range('updated_from', await timeAt('users', 0.1), 'updated_at', '>='),
-      range('updated_to', await timeAt('users', 0.7), 'updated_at', '<'),
+      prefixFilter(q),
+      range('created_from', await app.timeAt('users', 0.2), 'created_at', '>='),
+      range('created_to', await app.timeAt('users', 0.9), 'created_at', '<'),
+      range('updated_from', await app.timeAt('users', 0.1), 'updated_at', '>='),
+      range('updated_to', await app.timeAt('users', 0.7), 'updated_at', '<'),
     ];
   }
-
-  /** The database's own ids for the filters, scope and sort. */
-  async function reference(
-    table: string,
-    filters: FilterCase[],
-    sort: string,
-    scoped: boolean,
-  ): Promise<number[]> {
-    const where = [...filters.map((f) => f.sql), ...(scoped ? ['organization_id = ?'] : [])];
-    const params = [...filters.flatMap((f) => f.params), ...(scoped ? [organizationId] : [])];
-    const column = sort.replace(/^-/, '');
-    const direction = sort.startsWith('-') ? 'DESC' : 'ASC';
-    const rows = await kit.dataSource.query<{ id: number }[]>(
-      `SELECT id FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${column} ${direction}, id ${direction}`,
-      params,
-    );
-    return rows.map((r) => Number(r.id));
-  }
-
-  const get = (path: string, scoped: boolean) =>
-    kit
-      .http()
-      .get(path)
-      .set('Authorization', `Bearer ${scoped ? scopedToken : token}`);
 
   const idsOf = (body: { data: { id: number }[] }) => body.data.map((item) => item.id);
 
@@ -140,7 +75,7 @@ describe('every documented filter × sort is answered with the database’s rows
     const limit = Math.min(100, Math.max(3, Math.ceil(expected.length / 4)));
     // Following `next` from page 1.
     const walked: number[] = [];
-    let response = await get(`${path}&limit=${limit}`, scoped);
+    let response = await app.get(`${path}&limit=${limit}`, scoped);
     if (response.status !== 200)
       return [`${path}: ${response.status} ${JSON.stringify(response.body)}`];
     if (response.headers['x-total-count'] !== String(expected.length)) {
@@ -151,28 +86,26 @@ describe('every documented filter × sort is answered with the database’s rows
       walked.push(...page);
       const next = parseLinks(response.headers.link).next;
       if (!next || page.length === 0) break;
-      response = await get(next, scoped);
+      response = await app.get(next, scoped);
       if (response.status !== 200) return [`${next}: ${response.status}`];
     }
     if (JSON.stringify(walked) !== JSON.stringify(expected)) problems.push(`${path}: next walk`);
     // The last numbered page, read from the far end.
     const pages = Math.ceil(expected.length / limit);
     if (pages > 1) {
-      const last = await get(`${path}&limit=${limit}&page=${pages}`, scoped);
+      const last = await app.get(`${path}&limit=${limit}&page=${pages}`, scoped);
       const want = expected.slice((pages - 1) * limit);
       if (last.status !== 200 || JSON.stringify(idsOf(last.body)) !== JSON.stringify(want)) {
         problems.push(`${path}: last page`);
       }
     }
     // The export.
-    const exported = await get(path, scoped)
+    const exported = await app
+      .get(path, scoped)
       .set('Accept', NDJSON)
       .buffer(true)
       .parse(textParser as never);
-    const lines = String(exported.body)
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { id: number }).id);
+    const lines = exportedIds(exported.body);
     if (exported.status !== 200 || JSON.stringify(lines) !== JSON.stringify(expected)) {
       problems.push(`${path}: export`);
     }
@@ -180,7 +113,7 @@ describe('every documented filter × sort is answered with the database’s rows
     if ((sort === 'id' || sort === '-id') && expected.length > 2) {
       const bound = expected[Math.floor(expected.length / 3)];
       const parameter = sort === 'id' ? 'after_id' : 'before_id';
-      const keyset = await get(`${path}&${parameter}=${bound}&limit=100`, scoped);
+      const keyset = await app.get(`${path}&${parameter}=${bound}&limit=100`, scoped);
       const want = expected.slice(Math.floor(expected.length / 3) + 1).slice(0, 100);
       if (keyset.status !== 200 || JSON.stringify(idsOf(keyset.body)) !== JSON.stringify(want)) {
         problems.push(`${path}: ${parameter}`);
@@ -210,7 +143,7 @@ describe('every documented filter × sort is answered with the database’s rows
             ...combination.map((f): [string, string] => [f.parameter, f.value]),
             ['sort', sort],
           ]);
-          const expected = await reference(table, combination, sort, scoped);
+          const expected = await app.reference(table, combination, sort, scoped);
           if (expected.length) nonEmpty++;
           const path = `/v1/${resource}?${query.toString()}`;
           problems.push(
@@ -247,13 +180,3 @@ describe('every documented filter × sort is answered with the database’s rows
     expect(result.nonEmpty).toBeGreaterThan(result.asked / 2);
   }, 600_000);
 });
-
-function textParser(
-  response: NodeJS.ReadableStream & { setEncoding(encoding: string): void },
-  callback: (error: Error | null, body: string) => void,
-): void {
-  let text = '';
-  response.setEncoding('utf8');
-  response.on('data', (chunk: string) => (text += chunk));
-  response.on('end', () => callback(null, text));
-}

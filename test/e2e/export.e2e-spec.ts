@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
-import { startTestApp, TestApp, UserRow } from '../kit';
+import { startTestApp, TestApp, textParser, UserRow } from '../kit';
 
 const NDJSON = 'application/x-ndjson';
 
@@ -204,13 +204,3 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     expect(reads).toBeLessThan(40);
   });
 });
-
-function textParser(
-  response: NodeJS.ReadableStream & { setEncoding(encoding: string): void },
-  callback: (error: Error | null, body: string) => void,
-): void {
-  let text = '';
-  response.setEncoding('utf8');
-  response.on('data', (chunk: string) => (text += chunk));
-  response.on('end', () => callback(null, text));
-}

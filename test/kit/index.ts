@@ -9,3 +9,4 @@ export * from './eventually';
 export * from './listing-contract';
 export * from './statements';
 export * from './private-mariadb';
+export * from './reference-rows';

@@ -1,0 +1,146 @@
+import type { DataSource } from 'typeorm';
+import { seedDemoData } from '../../src/database/seed/demo-data';
+import { startTestApp, TestApp } from './test-app';
+
+/** A filter as the API takes it and as plain SQL states it, for the reference query. */
+export interface FilterCase {
+  parameter: string;
+  value: string;
+  sql: string;
+  params: unknown[];
+}
+
+/** A UTC instant as both databases compare it with a DATETIME(3) column. */
+const sqlTime = (iso: string) => iso.replace('T', ' ').replace('Z', '');
+
+/** `parameter=value`, a column equal to it (booleans as 1 and 0). */
+export function equalsFilter(
+  parameter: string,
+  value: string | number | boolean,
+  column = parameter,
+): FilterCase {
+  const bound = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  return { parameter, value: String(value), sql: `${column} = ?`, params: [bound] };
+}
+
+/** A time range's end: `>=` for `…_from`, `<` for `…_to`. */
+export function rangeFilter(
+  parameter: string,
+  iso: string,
+  column: string,
+  operator: '>=' | '<',
+): FilterCase {
+  return { parameter, value: iso, sql: `${column} ${operator} ?`, params: [sqlTime(iso)] };
+}
+
+/** `q`: a prefix of the name or the e-mail. */
+export function prefixFilter(q: string): FilterCase {
+  return {
+    parameter: 'q',
+    value: q,
+    sql: "(name LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!')",
+    params: [`${q}%`, `${q}%`],
+  };
+}
+
+/**
+ * The `column` of the row `share` of the way through `table` in that column's order, in whole
+ * seconds, so that the boundary's own row is on one side or the other by the rules.
+ */
+export async function timeAt(
+  dataSource: DataSource,
+  table: string,
+  share: number,
+  column = 'created_at',
+): Promise<string> {
+  const [{ n }] = await dataSource.query<{ n: number }[]>(`SELECT COUNT(*) AS n FROM ${table}`);
+  const [row] = await dataSource.query<{ at: string }[]>(
+    `SELECT CAST(${column} AS CHAR) AS at FROM ${table} ORDER BY ${column}, id LIMIT 1 OFFSET ${Math.floor(Number(n) * share)}`,
+  );
+  return `${row.at.slice(0, 19).replace(' ', 'T')}.000Z`;
+}
+
+/**
+ * The database's own ids for the filters, the organization scope (if any) and the sort: a plain
+ * statement, no index named.
+ */
+export async function referenceIds(
+  dataSource: DataSource,
+  table: string,
+  filters: FilterCase[],
+  sort: string,
+  organizationId?: number,
+): Promise<number[]> {
+  const scoped = organizationId !== undefined;
+  const where = [...filters.map((f) => f.sql), ...(scoped ? ['organization_id = ?'] : [])];
+  const params = [...filters.flatMap((f) => f.params), ...(scoped ? [organizationId] : [])];
+  const column = sort.replace(/^-/, '');
+  const direction = sort.startsWith('-') ? 'DESC' : 'ASC';
+  const rows = await dataSource.query<{ id: number }[]>(
+    `SELECT id FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${column} ${direction}, id ${direction}`,
+    params,
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+/** A supertest parser that keeps the body as text (an NDJSON export). */
+export function textParser(
+  response: NodeJS.ReadableStream & { setEncoding(encoding: string): void },
+  callback: (error: Error | null, body: string) => void,
+): void {
+  let text = '';
+  response.setEncoding('utf8');
+  response.on('data', (chunk: string) => (text += chunk));
+  response.on('end', () => callback(null, text));
+}
+
+/** The ids of an NDJSON export's lines. */
+export const exportedIds = (body: unknown): number[] =>
+  String(body)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { id: number }).id);
+
+/** An app on seeded demo data, with a platform-wide and an organization-scoped token. */
+export interface QueryApp {
+  kit: TestApp;
+  organizationId: number;
+  /** A GET with the scoped token, or the platform-wide one. */
+  get(path: string, scoped: boolean): ReturnType<ReturnType<TestApp['http']>['get']>;
+  /** `referenceIds` under the same scope. */
+  reference(table: string, filters: FilterCase[], sort: string, scoped: boolean): Promise<number[]>;
+  /** `timeAt` on this app's database. */
+  timeAt(table: string, share: number, column?: string): Promise<string>;
+}
+
+export async function startQueryApp(
+  env: Record<string, string>,
+  seed: { users: number; activities: number; organizations: number },
+): Promise<QueryApp> {
+  const kit = await startTestApp({
+    env: { RATE_LIMIT_PER_MINUTE: '0', TAIL_HOLDBACK_MS: '0', ...env },
+  });
+  await seedDemoData(kit.dataSource, {
+    ...seed,
+    batchSize: 500,
+    now: new Date('2026-11-21T00:00:00.000Z'),
+  });
+  const token = await kit.token();
+  const [first] = await kit.dataSource.query<{ id: number }[]>(
+    'SELECT organization_id AS id FROM users ORDER BY id LIMIT 1',
+  );
+  const organizationId = Number(first.id);
+  const scopedToken = await kit.token({ organizationId });
+  return {
+    kit,
+    organizationId,
+    get: (path, scoped) =>
+      kit
+        .http()
+        .get(path)
+        .set('Authorization', `Bearer ${scoped ? scopedToken : token}`),
+    reference: (table, filters, sort, scoped) =>
+      referenceIds(kit.dataSource, table, filters, sort, scoped ? organizationId : undefined),
+    timeAt: (table, share, column) => timeAt(kit.dataSource, table, share, column),
+  };
+}
