@@ -21,6 +21,7 @@ export const loginActivitiesListing = defineListing(ListLoginActivitiesQueryDto,
   resource: 'login_activities',
   table: 'login_activities',
   organizationColumn: 'organization_id',
+  immutableTimestamps: ['created_at'],
   rollup: { columns: OUTCOME_COLUMNS, time: 'created_at' },
   indexes: [
     { index: 'ix_login_activities_created_at', equals: [], sort: 'created_at' },

@@ -1,6 +1,7 @@
 import { eventually, startTestApp, TestApp, UserRow, watchStatements } from '../kit';
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const start = Date.UTC(2026, 5, 1);
 
 /**
@@ -25,6 +26,13 @@ describe('time windows in id order start at the window’s ids', () => {
         user,
         success: i % 4 !== 0,
         created_at: new Date(start + i * 1_200_000),
+      }),
+    );
+    // Users created a day apart and updated a day later, before the log begins.
+    await seeded.data.many(200, (i) =>
+      seeded.data.user({
+        created_at: new Date(start - (300 - i) * DAY),
+        updated_at: new Date(start - (299 - i) * DAY),
       }),
     );
     kit = await startTestApp({
@@ -108,6 +116,33 @@ describe('time windows in id order start at the window’s ids', () => {
         page = await get(next);
       }
       expect({ path, walked }).toEqual({ path, walked: expected });
+    }
+  });
+
+  it('lists a user updated into an updated_at window after the histograms were counted', async () => {
+    // The oldest user is updated now: its id lies far below those of the window's other rows.
+    const since = start - 120 * DAY;
+    const [{ id }] = await kit.dataSource.query<{ id: number }[]>(
+      'SELECT MIN(id) AS id FROM users',
+    );
+    await kit.dataSource.query(
+      `UPDATE users SET updated_at = ${sqlTime(Date.now())} WHERE id = ?`,
+      [id],
+    );
+    for (const [sort, order] of [
+      ['id', 'id ASC'],
+      ['-id', 'id DESC'],
+      ['updated_at', 'updated_at ASC, id ASC'],
+      ['-created_at', 'created_at DESC, id DESC'],
+    ]) {
+      const rows = await kit.dataSource.query<{ id: number }[]>(
+        `SELECT id FROM users WHERE updated_at >= ${sqlTime(since)} ORDER BY ${order}`,
+      );
+      const page = await get(`/v1/users?updated_from=${iso(since)}&sort=${sort}&limit=100`);
+      expect({ sort, ids: page.body.data.map((item: { id: number }) => item.id) }).toEqual({
+        sort,
+        ids: rows.map((row) => Number(row.id)),
+      });
     }
   });
 });

@@ -32,6 +32,11 @@ export interface ListingDefinition {
   /** The indexes the planner may read through, besides the primary key. */
   indexes: readonly IndexPath[];
   rollup?: RollupDeclaration;
+  /**
+   * Timestamps a row keeps from its first write (a creation time, not `updated_at`): only a window
+   * on one of these implies id bounds, which a row updated into the window would break.
+   */
+  immutableTimestamps?: readonly string[];
 }
 
 /** Few-valued columns counted per hour of `time` for each combination (`listing-rollup.ts`). */

@@ -50,7 +50,7 @@ export function defineListing(
   query: ListingQueryClass,
   source: Pick<
     ListingDefinition,
-    'resource' | 'table' | 'organizationColumn' | 'indexes' | 'rollup'
+    'resource' | 'table' | 'organizationColumn' | 'indexes' | 'rollup' | 'immutableTimestamps'
   >,
 ): ListingDefinition {
   const definition = {

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { CountCache } from './count-cache';
 import type { WalkPosition } from './listing-cursor';
+import type { ListingDefinition } from './listing-definition';
 import {
   allConditions,
   afterPosition,
@@ -123,7 +124,7 @@ export class ListingWalks {
       const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
       return { size, buckets: counted.buckets, maxId: counted.maxId };
     };
-    const { implied, bracketed } = impliedIdBounds(criteria, histogramOf);
+    const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf);
     const windows = new Set(
       criteria.conditions
         .filter(({ binds, between }) => binds?.range && between && binds.column !== 'id')
@@ -206,13 +207,14 @@ export const positionAfter = <TItem extends { id: number }>(
  * that an id walk of a log starts and ends at its window (docs/architecture.md, Count cache).
  */
 function impliedIdBounds(
+  { immutableTimestamps = [] }: ListingDefinition,
   criteria: ListingCriteria,
   histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
 ): { implied: Condition[]; bracketed: Set<string> } {
   const implied: Condition[] = [];
   const bracketed = new Set<string>();
   for (const [i, { binds, between }] of criteria.conditions.entries()) {
-    if (!binds?.range || !between || binds.column === 'id') continue;
+    if (!binds?.range || !between || !immutableTimestamps.includes(binds.column)) continue;
     const histogram = histogramOf(binds.column);
     if (!histogram || histogram.buckets.some(([, , first]) => first === undefined)) continue;
     const { size, buckets, maxId } = histogram;

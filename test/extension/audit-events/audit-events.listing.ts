@@ -9,6 +9,7 @@ export const auditEventsListing = defineListing(ListAuditEventsQueryDto, {
   resource: 'audit_events',
   table: 'audit_events',
   organizationColumn: 'organization_id',
+  immutableTimestamps: ['created_at'],
   indexes: [
     { index: 'ix_audit_events_created_at', equals: [], sort: 'created_at' },
     { index: 'ix_audit_events_org_id', equals: ['organization_id'], sort: 'id', bounded: true },
