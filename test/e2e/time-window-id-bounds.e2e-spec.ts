@@ -37,7 +37,12 @@ describe('time windows in id order start at the window’s ids', () => {
     );
     kit = await startTestApp({
       database: seeded.database,
-      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', TAIL_HOLDBACK_MS: '0' },
+      env: {
+        COUNT_CACHE_WARMUP: 'true',
+        COUNT_CACHE_TTL_MS: '60000',
+        TAIL_HOLDBACK_MS: '0',
+        DEEP_PAGE_ROWS: '10',
+      },
     });
     const metrics = await eventually(
       async () => (await kit.http().get('/metrics').expect(200)).text,
@@ -144,5 +149,24 @@ describe('time windows in id order start at the window’s ids', () => {
         ids: rows.map((row) => Number(row.id)),
       });
     }
+  });
+
+  it('positions a deep page in id order of a window holding most users at its first visit', async () => {
+    // 190 of the 201 users were created before `to`: the 11 after it are what is counted.
+    const to = start - 110 * DAY;
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE created_at < ${sqlTime(to)} ORDER BY id`,
+    );
+    const path = `/v1/users?created_to=${iso(to)}&sort=id&limit=7`;
+    await get(path);
+    const watch = watchStatements(kit.dataSource);
+    const page = await get(`${path}&page=14`);
+    const parameters = watch.parameterNames().flat();
+    watch.stop();
+    expect(page.body.data.map((item: { id: number }) => item.id)).toEqual(
+      rows.slice(91, 98).map((row) => Number(row.id)),
+    );
+    expect(parameters).toContain('outside_at');
+    expect(parameters).toContain('bucket_edge');
   });
 });

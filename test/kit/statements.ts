@@ -16,6 +16,9 @@ export function watchStatements(dataSource: DataSource) {
     fullCounts: () =>
       statements().filter((sql) => /^SELECT COUNT\(\*\) AS total/.test(sql) && !/t\.id >/.test(sql))
         .length,
+    /** The named parameters of each statement (`bucket_edge`: a positioned page). */
+    parameterNames: () =>
+      escape.mock.calls.map((call) => Object.keys((call[1] as Record<string, unknown>) ?? {})),
     stop: () => escape.mockRestore(),
   };
 }

@@ -103,6 +103,11 @@ export class CountCache {
     return this.read(key)?.value;
   }
 
+  /** Whether `key` is being counted now (a request asking for it would wait for that count). */
+  counting(key: string): boolean {
+    return this.inFlight.has(key);
+  }
+
   /**
    * The entry of `key`, moved to the end: the full cache drops the least recently read first (not
    * the first counted, such as the tables' histograms every plan reads).

@@ -14,6 +14,9 @@ import {
 } from './listing-walk';
 import type { Bucket, ListingRepository, ListingTotal, SortBucket } from './listing.repository';
 
+/** The most rows a request counts by itself for a histogram it lacks (the rest: in the background). */
+const FOREGROUND_COUNT_ROWS = 100_000;
+
 /** `[rows, start, end)`: a bucket of the sort column, in its units (ids, or seconds). */
 export type Span = [number, number, number];
 
@@ -78,7 +81,11 @@ export class ListingTotals {
     const histogram =
       window?.column === column
         ? await this.windowHistogram(walk, window)
-        : await this.histogram(walk, bucket);
+        : await this.histogram(
+            walk,
+            bucket,
+            window && column === 'id' && this.outside(walk, window),
+          );
     const buckets = histogram?.buckets ?? [];
     if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
     return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
@@ -201,16 +208,76 @@ export class ListingTotals {
 
   /**
    * The criteria's histogram by `bucket.column`, cached and advanced like a total; undefined
-   * until it has been counted once, in the background (a request does not wait for a full scan).
+   * until it has been counted once, in the background (a request does not wait for a full scan),
+   * unless a `cheap` count gives it first.
    */
   private histogram<TItem extends { id: number }>(
     walk: Walk<TItem>,
     bucket: SortBucket,
+    cheap?: TotalCounter | false,
   ): Promise<ListingTotal> | undefined {
     const key = bucketsKey(walk.key, bucket.column);
     const recount = this.advancing(walk, true, bucket);
+    const advance = this.advancing(walk, false, bucket);
+    if (cheap && !this.counts.peek(key) && !this.counts.counting(key)) {
+      return this.counts.get(key, (previous) => (previous ? advance(previous) : cheap()), recount);
+    }
     if (!this.counts.warm(key, recount)) return undefined;
-    return this.counts.get(key, this.advancing(walk, false, bucket), recount);
+    return this.counts.get(key, advance, recount);
+  }
+
+  /**
+   * A window's histogram by id as its base's less the rows outside the window, when those are few
+   * (`created_to=<a month ago>`: most of the table, too many to count while a request waits).
+   */
+  private outside<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    { column, from, to, base, baseKey }: TimeWindow,
+  ): TotalCounter | false {
+    const { repository } = walk;
+    const whole = this.counts.peek(bucketsKey(baseKey, 'id'));
+    const inside = this.counts.peek(walk.key)?.total;
+    if (!whole?.buckets || inside === undefined) return false;
+    if (whole.total - inside > FOREGROUND_COUNT_ROWS) return false;
+    return async () => {
+      const seen: Condition = {
+        sql: 't.id <= :outside_max_id',
+        params: { outside_max_id: whole.maxId },
+        idRange: true,
+        binds: { column: 'id', range: true },
+        between: { to: whole.maxId },
+      };
+      const beyond = (sql: string, at: Date, between: Condition['between']) => {
+        const range = { sql, params: { outside_at: at }, binds: { column, range: true }, between };
+        const conditions = [...base.conditions, range, seen];
+        const ranges = new Set([...base.bound.ranges, column, 'id']);
+        return this.walks.planned(
+          repository,
+          { ...base, conditions, bound: { ...base.bound, ranges } },
+          1,
+        );
+      };
+      const outside = [
+        ...(from ? [beyond(`t.${column} < :outside_at`, from, { to: from.getTime() - 1 })] : []),
+        ...(to ? [beyond(`t.${column} >= :outside_at`, to, { from: to.getTime() })] : []),
+      ];
+      const counted = await Promise.all(
+        outside.map((criteria) =>
+          repository.countByBucket(criteria, sortBucket('id'), this.walks.options),
+        ),
+      );
+      const rows = new Map(whole.buckets!.map(([index, n]) => [index, n]));
+      for (const { buckets = [] } of counted) {
+        for (const [index, n] of buckets) rows.set(index, (rows.get(index) ?? 0) - n);
+      }
+      // Rows deleted since the base was counted could leave a bucket short: none goes below 0.
+      const buckets = [...rows]
+        .filter(([, n]) => n > 0)
+        .sort(([a], [b]) => a - b)
+        .map(([index, n]): Bucket => [index, n]);
+      const total = buckets.reduce((sum, [, n]) => sum + n, 0);
+      return { total, maxId: whole.maxId, countedAt: whole.countedAt, buckets };
+    };
   }
 
   /**
