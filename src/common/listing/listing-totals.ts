@@ -81,11 +81,7 @@ export class ListingTotals {
     const histogram =
       window?.column === column
         ? await this.windowHistogram(walk, window)
-        : await this.histogram(
-            walk,
-            bucket,
-            window && column === 'id' && this.outside(walk, window),
-          );
+        : await this.histogram(walk, bucket, window && this.outside(walk, window, bucket));
     const buckets = histogram?.buckets ?? [];
     if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
     return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
@@ -227,15 +223,17 @@ export class ListingTotals {
   }
 
   /**
-   * A window's histogram by id as its base's less the rows outside the window, when those are few
-   * (`created_to=<a month ago>`: most of the table, too many to count while a request waits).
+   * A window's histogram by another column as its base's less the rows outside the window, when
+   * those are few (`created_to=<a month ago>`: most of the table, too many to count while a
+   * request waits).
    */
   private outside<TItem extends { id: number }>(
     walk: Walk<TItem>,
     { column, from, to, base, baseKey }: TimeWindow,
+    bucket: SortBucket,
   ): TotalCounter | false {
     const { repository } = walk;
-    const whole = this.counts.peek(bucketsKey(baseKey, 'id'));
+    const whole = this.counts.peek(bucketsKey(baseKey, bucket.column));
     const inside = this.counts.peek(walk.key)?.total;
     if (!whole?.buckets || inside === undefined) return false;
     if (whole.total - inside > FOREGROUND_COUNT_ROWS) return false;
@@ -262,9 +260,7 @@ export class ListingTotals {
         ...(to ? [beyond(`t.${column} >= :outside_at`, to, { from: to.getTime() })] : []),
       ];
       const counted = await Promise.all(
-        outside.map((criteria) =>
-          repository.countByBucket(criteria, sortBucket('id'), this.walks.options),
-        ),
+        outside.map((criteria) => repository.countByBucket(criteria, bucket, this.walks.options)),
       );
       const rows = new Map(whole.buckets!.map(([index, n]) => [index, n]));
       for (const { buckets = [] } of counted) {
