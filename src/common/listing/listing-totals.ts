@@ -216,7 +216,9 @@ export class ListingTotals {
     const recount = this.advancing(walk, true, bucket);
     const advance = this.advancing(walk, false, bucket);
     if (cheap && !this.counts.peek(key) && !this.counts.counting(key)) {
-      return this.counts.get(key, (previous) => (previous ? advance(previous) : cheap()), recount);
+      // Advanced at once: the base's histogram may be older than a total may be.
+      const first = async () => advance(await cheap());
+      return this.counts.get(key, (previous) => (previous ? advance(previous) : first()), recount);
     }
     if (!this.counts.warm(key, recount)) return undefined;
     return this.counts.get(key, advance, recount);
