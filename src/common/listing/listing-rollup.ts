@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ReadReplicas } from '../../database/read-replicas';
 import type { Condition, ListingCriteria } from './listing-criteria';
-import type { ListingRepository, PageOptions } from './listing.repository';
+import type { Bucket, ListingRepository, PageOptions } from './listing.repository';
 
 /** Ids a rollup's statement reads at once: a short stretch of the primary key. */
 const CHUNK_IDS = 100_000;
@@ -99,12 +99,15 @@ class Rollup {
   private readonly sums = new Map<string, number>();
   /** Rows per hour asked for since the last rows were added (deep pages), likewise. */
   private readonly hourRows = new Map<string, [number, number][]>();
-  /** `idRanges`, worked out once per set of rows (null: the hours' ids overlap). */
+  /** `byHour`, worked out once per set of rows. */
+  private hourly?: Bucket[];
+  /** `idRanges`, likewise (null: the hours' ids overlap). */
   private ranges?: Map<number, [number, number]> | null;
 
   add(values: unknown[], hour: number, rows: number, firstId: number, lastId: number): void {
     this.sums.clear();
     this.hourRows.clear();
+    this.hourly = undefined;
     this.ranges = undefined;
     const key = JSON.stringify(values);
     let combination = this.combinations.get(key);
@@ -118,22 +121,29 @@ class Rollup {
     for (const { hours } of this.combinations.values()) hours.trim();
   }
 
+  /** Every combination's rows per hour, ascending, with each hour's lowest and highest id. */
+  byHour(): Bucket[] {
+    if (!this.hourly) {
+      const hours = new Map<number, Bucket>();
+      for (const { hours: cells } of this.combinations.values()) {
+        cells.forEach(-Infinity, Infinity, (hour, rows, first, last) => {
+          const [, before = 0, low = first, high = last] = hours.get(hour) ?? [];
+          hours.set(hour, [hour, before + rows, Math.min(low, first), Math.max(high, last)]);
+        });
+      }
+      this.hourly = [...hours.values()].sort(([a], [b]) => a - b);
+    }
+    return this.hourly;
+  }
+
   /** Each hour's lowest and highest id, when each hour's ids all follow the previous hour's. */
   idRanges(): Map<number, [number, number]> | undefined {
     if (this.ranges === undefined) {
-      const ranges = new Map<number, [number, number]>();
-      for (const { hours } of this.combinations.values()) {
-        hours.forEach(-Infinity, Infinity, (hour, _rows, first, last) => {
-          const range = ranges.get(hour);
-          ranges.set(
-            hour,
-            range ? [Math.min(range[0], first), Math.max(range[1], last)] : [first, last],
-          );
-        });
-      }
-      const sorted = [...ranges].sort(([a], [b]) => a - b);
-      const ordered = sorted.every(([, [first]], i) => i === 0 || sorted[i - 1][1][1] < first);
-      this.ranges = ordered ? ranges : null;
+      const hours = this.byHour();
+      const ordered = hours.every(([, , first], i) => i === 0 || hours[i - 1][3]! < first!);
+      this.ranges = ordered
+        ? new Map(hours.map(([hour, , first, last]) => [hour, [first!, last!]]))
+        : null;
     }
     return this.ranges ?? undefined;
   }
@@ -249,6 +259,19 @@ export class ListingRollups {
   answers(repository: AnyRepository, criteria: ListingCriteria): boolean {
     if (!this.rollups.has(repository.definition.resource)) return false;
     return this.matcher(repository, criteria.conditions) !== undefined;
+  }
+
+  /**
+   * The listing's rows per hour of `column` with their ids, where its rollup is by that column
+   * (the rollup as it is): a time window's implied id bounds, without a histogram of the table.
+   */
+  hourly(
+    repository: AnyRepository,
+    column: string,
+  ): { buckets: Bucket[]; maxId: number } | undefined {
+    const rollup = this.rollups.get(repository.definition.resource);
+    if (!rollup || repository.definition.rollup?.time !== column) return undefined;
+    return { buckets: rollup.byHour(), maxId: rollup.maxId };
   }
 
   /** An estimate of `conditions`' rows from the rollup as it is (partial hours taken whole). */

@@ -123,10 +123,10 @@ export class ListingTotals {
     for (const column of repository.timeOrders) {
       const query = { ...filters, sort: column } as ListingQuery;
       const walk = this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit);
-      // The rollup gives a filter's total and its rows per hour; ids are still counted (keyset
-      // totals), and the whole table's hours for the id bounds of time windows.
+      // The rollup gives a filter's total, its rows per hour and the table's (a window's implied
+      // id bounds); ids are still counted, for keyset totals.
       const rolled = this.rollups.answers(repository, walk.criteria);
-      if (rolled && column !== 'id' && Object.keys(filters).length > 0) continue;
+      if (rolled && column !== 'id') continue;
       if (!counted && !rolled) await this.counts.get(walk.key, this.advancing(walk, true));
       counted = true;
       await this.counts.get(
@@ -251,11 +251,10 @@ export class ListingTotals {
         const range = { sql, params: { outside_at: at }, binds: { column, range: true }, between };
         const conditions = [...base.conditions, range, seen];
         const ranges = new Set([...base.bound.ranges, column, 'id']);
-        return this.walks.planned(
-          repository,
-          { ...base, conditions, bound: { ...base.bound, ranges } },
-          1,
-        );
+        // Sorted by the bucket's column, so that the count reads an index that carries it.
+        const sortColumn = bucket.column;
+        const bound = { ...base.bound, ranges };
+        return this.walks.planned(repository, { ...base, sortColumn, conditions, bound }, 1);
       };
       const outside = [
         ...(from ? [beyond(`t.${column} < :outside_at`, from, { to: from.getTime() - 1 })] : []),

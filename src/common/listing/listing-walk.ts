@@ -119,7 +119,8 @@ export class ListingWalks {
     // The whole table's histograms: their bounds and shares hold under any scope and filter.
     const tableKey = criteriaKey(definition.resource, { ...criteria, conditions: [] });
     const histogramOf = (column: string) => {
-      const counted = this.counts.peek(bucketsKey(tableKey, column));
+      const counted =
+        this.counts.peek(bucketsKey(tableKey, column)) ?? this.rollups.hourly(repository, column);
       if (!counted?.buckets) return undefined;
       const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
       return { size, buckets: counted.buckets, maxId: counted.maxId };
@@ -202,9 +203,10 @@ export const positionAfter = <TItem extends { id: number }>(
 });
 
 /**
- * Id bounds implied by a request's time ranges, from the table's hourly histogram of that column
- * (its buckets' lowest and highest ids; one bucket more each side for rows committed late), so
- * that an id walk of a log starts and ends at its window (docs/architecture.md, Count cache).
+ * Id bounds implied by a request's ranges on timestamps a row never changes, from the table's
+ * hourly histogram of that column (its buckets' lowest and highest ids; one bucket more each side
+ * for rows committed late), so that an id walk of a log starts and ends at its window
+ * (docs/architecture.md, Count cache).
  */
 function impliedIdBounds(
   { immutableTimestamps = [] }: ListingDefinition,
