@@ -117,7 +117,7 @@ export class ListingPager {
     const { repository, criteria, limit } = walk;
     const depth = Math.min(offset, total - offset - limit);
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows)) return undefined;
-    const spans = await this.totals.spans(walk, depth >= this.deepPageRows);
+    const spans = await this.totals.spans(walk, depth >= this.deepPageRows ? depth : undefined);
     if (!spans) return undefined;
     const column = criteria.sortColumn;
     let before = 0;

@@ -14,9 +14,6 @@ import {
 } from './listing-walk';
 import type { Bucket, ListingRepository, ListingTotal, SortBucket } from './listing.repository';
 
-/** The most rows a request counts by itself for a histogram it lacks (the rest: in the background). */
-const FOREGROUND_COUNT_ROWS = 100_000;
-
 /** `[rows, start, end)`: a bucket of the sort column, in its units (ids, or seconds). */
 export type Span = [number, number, number];
 
@@ -64,24 +61,29 @@ export class ListingTotals {
 
   /**
    * The walk's rows per bucket of its sort column, ascending: the rollup's hours, or with
-   * `counted` the criteria's histogram. Undefined for keyset walks, sorts without buckets (names)
-   * and until the histogram has been counted once, in the background.
+   * `walkRows` (the rows a walk to the page would pass) the criteria's histogram. Undefined for
+   * keyset walks, sorts without buckets (names) and until the histogram has been counted once,
+   * in the background.
    */
   async spans<TItem extends { id: number }>(
     walk: Walk<TItem>,
-    counted: boolean,
+    walkRows?: number,
   ): Promise<Span[] | undefined> {
     const { repository, criteria } = walk;
     const { sortColumn: column } = criteria;
     if (splitKeyset(criteria) || !repository.timeOrders.has(column)) return undefined;
     const rolled = await this.rolledSpans(walk, column);
-    if (rolled || !counted) return rolled;
+    if (rolled || walkRows === undefined) return rolled;
     const bucket = sortBucket(column);
     const window = walk.window();
     const histogram =
       window?.column === column
         ? await this.windowHistogram(walk, window)
-        : await this.histogram(walk, bucket, window && this.outside(walk, window, bucket));
+        : await this.histogram(
+            walk,
+            bucket,
+            window && this.outside(walk, window, bucket, walkRows),
+          );
     const buckets = histogram?.buckets ?? [];
     if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
     return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
@@ -226,19 +228,20 @@ export class ListingTotals {
 
   /**
    * A window's histogram by another column as its base's less the rows outside the window, when
-   * those are few (`created_to=<a month ago>`: most of the table, too many to count while a
-   * request waits).
+   * those are fewer than `walkRows` (`created_to=<a month ago>`: most of the table, too many to
+   * count while a request waits).
    */
   private outside<TItem extends { id: number }>(
     walk: Walk<TItem>,
     { column, from, to, base, baseKey }: TimeWindow,
     bucket: SortBucket,
+    walkRows: number,
   ): TotalCounter | false {
     const { repository } = walk;
     const whole = this.counts.peek(bucketsKey(baseKey, bucket.column));
     const inside = this.counts.peek(walk.key)?.total;
     if (!whole?.buckets || inside === undefined) return false;
-    if (whole.total - inside > FOREGROUND_COUNT_ROWS) return false;
+    if (whole.total - inside > walkRows) return false;
     return async () => {
       const seen: Condition = {
         sql: 't.id <= :outside_max_id',
