@@ -1,17 +1,14 @@
 import { SeededRandom } from '../../src/database/seed/random';
 import {
   equalsFilter as equals,
-  exportedIds,
   FilterCase,
+  pageIds,
   parseLinks,
   prefixFilter,
   rangeFilter as range,
   QueryApp,
   startQueryApp,
-  textParser,
 } from '../kit';
-
-const NDJSON = 'application/x-ndjson';
 
 /**
  * Three and four documented filters at once, drawn at random (seeded), with any sort and scope:
@@ -77,7 +74,6 @@ describe('any combination of filters is answered with the database’s rows', ()
     ];
   }
 
-  const idsOf = (body: { data: { id: number }[] }) => body.data.map((item) => item.id);
   const same = (a: number[], b: number[]) => JSON.stringify(a) === JSON.stringify(b);
 
   async function answers(
@@ -95,7 +91,8 @@ describe('any combination of filters is answered with the database’s rows', ()
       const response = await app.get(`${path}&limit=${limit}&page=${n}`, scoped);
       const want = expected.slice((n - 1) * limit, n * limit);
       if (response.status !== 200) problems.push(`${path} page ${n}: ${response.status}`);
-      else if (!same(idsOf(response.body), want)) problems.push(`${path}&limit=${limit}&page=${n}`);
+      else if (!same(pageIds(response.body), want))
+        problems.push(`${path}&limit=${limit}&page=${n}`);
       else if (response.headers['x-total-count'] !== String(expected.length)) {
         problems.push(`${path} page ${n}: X-Total-Count ${response.headers['x-total-count']}`);
       }
@@ -112,7 +109,7 @@ describe('any combination of filters is answered with the database’s rows', ()
       let response = await app.get(`${path}&limit=${limit}&page=${start}`, scoped);
       const walked: number[] = [];
       for (let step = 0; step < 6 && response.status === 200; step++) {
-        walked.push(...idsOf(response.body));
+        walked.push(...pageIds(response.body));
         const next = parseLinks(response.headers.link).next;
         if (!next) break;
         response = await app.get(next, scoped);
@@ -123,19 +120,14 @@ describe('any combination of filters is answered with the database’s rows', ()
         if (walked.length || expected.length > from) problems.push(`${path} next from ${start}`);
       }
     }
-    const exported = await app
-      .get(path, scoped)
-      .set('Accept', NDJSON)
-      .buffer(true)
-      .parse(textParser as never);
-    const lines = exportedIds(exported.body);
-    if (exported.status !== 200 || !same(lines, expected)) problems.push(`${path}: export`);
+    const exported = await app.exported(path, scoped);
+    if (exported.status !== 200 || !same(exported.ids, expected)) problems.push(`${path}: export`);
     if ((sort === 'id' || sort === '-id') && expected.length > 2) {
       const at = random.int(0, expected.length - 1);
       const parameter = sort === 'id' ? 'after_id' : 'before_id';
       const keyset = await app.get(`${path}&${parameter}=${expected[at]}&limit=${limit}`, scoped);
       const want = expected.slice(at + 1, at + 1 + limit);
-      if (keyset.status !== 200 || !same(idsOf(keyset.body), want)) {
+      if (keyset.status !== 200 || !same(pageIds(keyset.body), want)) {
         problems.push(`${path}&${parameter}=${expected[at]}&limit=${limit}`);
       }
     }

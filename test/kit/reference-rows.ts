@@ -94,8 +94,12 @@ export function textParser(
   response.on('end', () => callback(null, text));
 }
 
+/** The ids of a JSON page's items. */
+export const pageIds = (body: { data: { id: number }[] }): number[] =>
+  body.data.map((item) => item.id);
+
 /** The ids of an NDJSON export's lines. */
-export const exportedIds = (body: unknown): number[] =>
+const exportedIds = (body: unknown): number[] =>
   String(body)
     .split('\n')
     .filter(Boolean)
@@ -111,6 +115,8 @@ export interface QueryApp {
   reference(table: string, filters: FilterCase[], sort: string, scoped: boolean): Promise<number[]>;
   /** `timeAt` on this app's database. */
   timeAt(table: string, share: number, column?: string): Promise<string>;
+  /** The ids of the path's NDJSON export, with the reply's status. */
+  exported(path: string, scoped: boolean): Promise<{ status: number; ids: number[] }>;
 }
 
 export async function startQueryApp(
@@ -131,16 +137,24 @@ export async function startQueryApp(
   );
   const organizationId = Number(first.id);
   const scopedToken = await kit.token({ organizationId });
+  const get: QueryApp['get'] = (path, scoped) =>
+    kit
+      .http()
+      .get(path)
+      .set('Authorization', `Bearer ${scoped ? scopedToken : token}`);
   return {
     kit,
     organizationId,
-    get: (path, scoped) =>
-      kit
-        .http()
-        .get(path)
-        .set('Authorization', `Bearer ${scoped ? scopedToken : token}`),
+    get,
     reference: (table, filters, sort, scoped) =>
       referenceIds(kit.dataSource, table, filters, sort, scoped ? organizationId : undefined),
     timeAt: (table, share, column) => timeAt(kit.dataSource, table, share, column),
+    exported: async (path, scoped) => {
+      const reply = await get(path, scoped)
+        .set('Accept', 'application/x-ndjson')
+        .buffer(true)
+        .parse(textParser as never);
+      return { status: reply.status, ids: exportedIds(reply.body) };
+    },
   };
 }

@@ -82,7 +82,7 @@ export class ListingTotals {
         : await this.histogram(
             walk,
             bucket,
-            window && this.outside(walk, window, bucket, walkRows),
+            window && (() => this.outside(walk, window, bucket, walkRows)),
           );
     const buckets = histogram?.buckets ?? [];
     if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
@@ -207,17 +207,19 @@ export class ListingTotals {
   /**
    * The criteria's histogram by `bucket.column`, cached and advanced like a total; undefined
    * until it has been counted once, in the background (a request does not wait for a full scan),
-   * unless a `cheap` count gives it first.
+   * unless `cheapCount` offers a count at a bounded cost.
    */
   private histogram<TItem extends { id: number }>(
     walk: Walk<TItem>,
     bucket: SortBucket,
-    cheap?: TotalCounter | false,
+    cheapCount?: () => TotalCounter | undefined,
   ): Promise<ListingTotal> | undefined {
     const key = bucketsKey(walk.key, bucket.column);
     const recount = this.advancing(walk, true, bucket);
     const advance = this.advancing(walk, false, bucket);
-    if (cheap && !this.counts.peek(key) && !this.counts.counting(key)) {
+    const cheap =
+      cheapCount && !this.counts.peek(key) && !this.counts.counting(key) ? cheapCount() : undefined;
+    if (cheap) {
       // Advanced at once: the base's histogram may be older than a total may be.
       const first = async () => advance(await cheap());
       return this.counts.get(key, (previous) => (previous ? advance(previous) : first()), recount);
@@ -236,12 +238,13 @@ export class ListingTotals {
     { column, from, to, base, baseKey }: TimeWindow,
     bucket: SortBucket,
     walkRows: number,
-  ): TotalCounter | false {
+  ): TotalCounter | undefined {
     const { repository } = walk;
     const whole = this.counts.peek(bucketsKey(baseKey, bucket.column));
     const inside = this.counts.peek(walk.key)?.total;
-    if (!whole?.buckets || inside === undefined) return false;
-    if (whole.total - inside > walkRows) return false;
+    const wholeBuckets = whole?.buckets;
+    if (!whole || !wholeBuckets || inside === undefined) return undefined;
+    if (whole.total - inside > walkRows) return undefined;
     return async () => {
       const seen: Condition = {
         sql: 't.id <= :outside_max_id',
@@ -266,7 +269,7 @@ export class ListingTotals {
       const counted = await Promise.all(
         outside.map((criteria) => repository.countByBucket(criteria, bucket, this.walks.options)),
       );
-      const rows = new Map(whole.buckets!.map(([index, n]) => [index, n]));
+      const rows = new Map(wholeBuckets.map(([index, n]) => [index, n]));
       for (const { buckets = [] } of counted) {
         for (const [index, n] of buckets) rows.set(index, (rows.get(index) ?? 0) - n);
       }
