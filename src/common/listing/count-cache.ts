@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AbandonedRequestError, SharedWork } from '../../database/abandoned-requests';
 import { SHARED_TOTALS, SharedTotalsStore } from './shared-totals';
-import type { Bucket, ListingTotal } from './listing.repository';
+import type { Bucket, ListingTotal, Mark } from './listing.repository';
 
 interface Entry {
   value: ListingTotal;
@@ -245,6 +245,13 @@ export class CountCache {
     if (parsed.countedAt !== undefined) total.countedAt = Number(parsed.countedAt);
     if (Array.isArray(parsed.buckets)) {
       total.buckets = parsed.buckets.map((bucket) => bucket.map(Number) as Bucket);
+    }
+    if (Array.isArray(parsed.marks)) {
+      total.marks = parsed.marks.map(([rank, value, id]): Mark => [
+        Number(rank),
+        value,
+        Number(id),
+      ]);
     }
     this.remember(key, total, Math.min(remainingMs, this.ttlMs));
     return total;

@@ -140,6 +140,20 @@ export function afterPosition(
   return { ...criteria, conditions: [...criteria.conditions, condition] };
 }
 
+/** The rows up to `position`, itself included, in the listing's order: `afterPosition`'s others. */
+export function upToPosition(
+  criteria: ListingCriteria,
+  position: { value: unknown; id: number },
+): ListingCriteria {
+  const { sql, sqliteSql, params } = afterPosition(criteria, position).conditions.at(-1)!;
+  const condition: Condition = {
+    sql: `NOT (${sql})`,
+    ...(sqliteSql && { sqliteSql: `NOT (${sqliteSql})` }),
+    params,
+  };
+  return { ...criteria, conditions: [...criteria.conditions, condition] };
+}
+
 /** The criteria's conditions with the implied ones: what a statement's WHERE holds. */
 export const allConditions = (criteria: ListingCriteria): Condition[] => [
   ...criteria.conditions,

@@ -4,13 +4,19 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ProblemException } from '../problem-details/problem.exception';
 import type { TotalCounter } from './count-cache';
 import { ListingCursors, WalkPosition } from './listing-cursor';
-import type { Condition } from './listing-criteria';
+import {
+  afterPosition,
+  idsAbove,
+  upToPosition,
+  type Condition,
+  type ListingCriteria,
+} from './listing-criteria';
 import { ListingExport, ListingExporter } from './listing-export';
 import type { ListingFormat } from './listing-format.decorator';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingTotals } from './listing-totals';
 import { after, ListingWalks, positionAfter, Walk } from './listing-walk';
-import type { ListingRepository, Rows } from './listing.repository';
+import type { ListingRepository, Mark, Rows } from './listing.repository';
 import { Page } from './page';
 
 /** Rows from either end past which a page is positioned from the rollup, where it answers. */
@@ -117,8 +123,9 @@ export class ListingPager {
     const { repository, criteria, limit } = walk;
     const depth = Math.min(offset, total - offset - limit);
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows)) return undefined;
-    const spans = await this.totals.spans(walk, depth >= this.deepPageRows ? depth : undefined);
-    if (!spans) return undefined;
+    const deep = depth >= this.deepPageRows;
+    const spans = await this.totals.spans(walk, deep ? depth : undefined);
+    if (!spans) return deep ? this.markedPage(walk, offset) : undefined;
     const column = criteria.sortColumn;
     let before = 0;
     for (const [rows, start, end] of criteria.direction === 'ASC' ? spans : [...spans].reverse()) {
@@ -146,6 +153,40 @@ export class ListingPager {
       before += rows;
     }
     return undefined;
+  }
+
+  /**
+   * A deep page in an order without buckets (names), read forward from the last of the criteria's
+   * marks before it, like a cursor's step; the rows appended since the marks are counted up to it.
+   */
+  private async markedPage<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    offset: number,
+  ): Promise<Rows<TItem> | undefined> {
+    const marked = await this.totals.marks(walk);
+    if (!marked?.marks?.length) return undefined;
+    const { repository, criteria, limit } = walk;
+    const ascending = criteria.direction === 'ASC';
+    // The rows up to each mark, itself included, in the walk's order when the marks were taken.
+    const upTo = ([rank]: Mark) => (ascending ? rank + 1 : marked.total - rank);
+    const { options } = this.walks;
+    const appended = (what: ListingCriteria) =>
+      repository.count(idsAbove(what, marked.maxId), options).then(({ total }) => total);
+    // The last mark that the rows appended since, wherever they fall, cannot push past the page.
+    const allAppended = await appended(criteria);
+    const marks = ascending ? marked.marks : [...marked.marks].reverse();
+    const mark = marks.findLast((candidate) => upTo(candidate) + allAppended <= offset);
+    if (!mark) return undefined;
+    const position = { value: mark[1], id: mark[2] };
+    const before = allAppended && (await appended(upToPosition(criteria, position)));
+    const ranges = new Set([...criteria.bound.ranges, criteria.sortColumn]);
+    const skip = offset - upTo(mark) - before;
+    const within = this.walks.planned(
+      repository,
+      { ...afterPosition(criteria, position), bound: { ...criteria.bound, ranges } },
+      skip + limit,
+    );
+    return repository.findForward(within, skip, limit, options);
   }
 
   /** The page with its `next` cursor; an ascending id walk always goes on (tail polling). */

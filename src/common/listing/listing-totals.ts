@@ -90,6 +90,25 @@ export class ListingTotals {
   }
 
   /**
+   * The walk's marks in an order without buckets (names), taken in the background once and again
+   * at each full recount; undefined until then. Rows appended since are counted by the page.
+   */
+  marks<TItem extends { id: number }>(walk: Walk<TItem>): Promise<ListingTotal> | undefined {
+    const { repository, criteria } = walk;
+    if (splitKeyset(criteria) || repository.timeOrders.has(criteria.sortColumn)) return undefined;
+    const key = `${walk.key}|marks:${criteria.sortColumn}`;
+    const take: TotalCounter = async () => ({
+      ...(await repository.marks(criteria, this.walks.recountOptions)),
+      countedAt: Date.now(),
+    });
+    // A request keeps the marks there are; the refresh ahead takes them again at a full recount.
+    const keep: TotalCounter = async (previous) => previous ?? take();
+    const retake: TotalCounter = async (previous) =>
+      previous && !this.counts.fullRecountDue(previous) ? previous : take();
+    return this.counts.warm(key, take) ? this.counts.get(key, keep, retake) : undefined;
+  }
+
+  /**
    * Counts afresh, or advances `previous` by the rows appended since (ids above its maximum). A
    * full count, which takes in deleted rows, runs when there is none yet and, once
    * COUNT_CACHE_FULL_RECOUNT_MS has passed, in the background. With `bucket`: a histogram.

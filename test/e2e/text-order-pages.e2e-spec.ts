@@ -1,0 +1,108 @@
+import { eventually, startTestApp, TestApp, watchStatements } from '../kit';
+
+/**
+ * A deep page in name or e-mail order has no histogram to be positioned by: it is read from the
+ * last of the criteria's marks before it (rows at even steps through the order, taken in the
+ * background), like a cursor's step. Every page must hold the database's rows in its own
+ * collation's order, with ties, case and accents, filtered and scoped, and with users added since
+ * the marks were taken.
+ */
+describe('deep pages in name and e-mail order, read from the marks', () => {
+  let kit: TestApp;
+  let scope: number;
+  const LIMIT = 7;
+  /** Totals are advanced by the users added once this has passed; marks are kept. */
+  const TTL_MS = 200;
+  let added = 0;
+  const NAMES = ['anna', 'Anna', 'ÁNNA', 'bob', 'Bob ', 'carl', 'Émile', 'emile', 'zoë', 'Zoe'];
+
+  beforeAll(async () => {
+    kit = await startTestApp({
+      env: { DEEP_PAGE_ROWS: '10', TAIL_HOLDBACK_MS: '0', COUNT_CACHE_TTL_MS: String(TTL_MS) },
+    });
+    scope = (await kit.data.organization()).id;
+    const role = await kit.data.role();
+    await kit.data.many(130, (i) =>
+      kit.data.user({
+        name: i % 4 === 0 ? NAMES[i % NAMES.length] : `${NAMES[i % NAMES.length]} ${i % 17}`,
+        email: `${NAMES[(i * 3) % NAMES.length].trim().normalize('NFD').replace(/\W/g, '')}${i}@example.test`,
+        organization_id: i % 2 === 0 ? scope : undefined,
+        role_id: role.id,
+      }),
+    );
+  }, 60_000);
+
+  afterAll(() => kit.close());
+
+  const cases: [query: string, where: string, order: string, scoped: boolean][] = [
+    ['sort=name', '1 = 1', 'name, id', false],
+    ['sort=-name', '1 = 1', 'name DESC, id DESC', true],
+    ['sort=-email', '1 = 1', 'email DESC', false],
+    ['q=an&sort=name', "(name LIKE 'an%' OR email LIKE 'an%')", 'name, id', false],
+  ];
+
+  it.each(cases)(
+    '%s: every page as the database has it, before and after users are added',
+    async (query, where, order, scoped) => {
+      const token = await kit.token({ organizationId: scoped ? scope : null });
+      const expected = async () => {
+        const scopeSql = scoped ? ` AND organization_id = ${scope}` : '';
+        const rows = await kit.dataSource.query<{ id: number }[]>(
+          `SELECT id FROM users WHERE ${where}${scopeSql} ORDER BY ${order}`,
+        );
+        return rows.map((row) => Number(row.id));
+      };
+      const page = async (n: number) => {
+        const reply = await kit
+          .as(token)
+          .get(`/v1/users?${query}&limit=${LIMIT}&page=${n}`)
+          .expect(200);
+        return (reply.body.data as { id: number }[]).map((item) => item.id);
+      };
+      const everyPage = async () => {
+        await new Promise((resolve) => setTimeout(resolve, TTL_MS + 50));
+        const all = await expected();
+        const pages = Math.ceil(all.length / LIMIT);
+        const watch = watchStatements(kit.dataSource);
+        try {
+          for (let n = 1; n <= pages; n++) {
+            expect({ n, ids: await page(n) }).toEqual({
+              n,
+              ids: all.slice((n - 1) * LIMIT, n * LIMIT),
+            });
+          }
+          return watch.parameterNames().flat();
+        } finally {
+          watch.stop();
+        }
+      };
+      const all = await expected();
+      expect(all.length).toBeGreaterThan(6 * LIMIT);
+      const middle = Math.ceil(all.length / LIMIT / 2);
+      // The first visit walks and takes the marks in the background; later ones start from a mark.
+      const watch = watchStatements(kit.dataSource);
+      await page(middle);
+      const marked = await eventually(
+        async () => {
+          await page(middle);
+          return watch.parameterNames().flat();
+        },
+        (parameters) => parameters.includes('cursor_value'),
+      );
+      const sampled = watch.statements().filter((sql) => /ROW_NUMBER\(\) OVER/.test(sql));
+      watch.stop();
+      expect(marked).toContain('cursor_value');
+      expect(sampled).toHaveLength(1);
+      expect(await everyPage()).toContain('cursor_value');
+      // Added since the marks: before most of them in either direction, and counted up to the mark.
+      for (const name of ['aaron', 'Zz top', 'bobby']) {
+        await kit.data.user({
+          name,
+          email: `${name.replace(' ', '')}.${++added}@example.test`,
+          organization_id: scope,
+        });
+      }
+      expect(await everyPage()).toContain('cursor_value');
+    },
+  );
+});
