@@ -105,4 +105,37 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
       expect(await everyPage()).toContain('cursor_value');
     },
   );
+
+  it('takes the unfiltered marks at the warm-up: a first visit starts from one', async () => {
+    const warmed = await startTestApp({
+      database: kit.database,
+      env: { COUNT_CACHE_WARMUP: 'true', DEEP_PAGE_ROWS: '10', TAIL_HOLDBACK_MS: '0' },
+    });
+    try {
+      await eventually(
+        async () => (await warmed.http().get('/metrics').expect(200)).text,
+        (text) => /^listing_warmup_pending 0$/m.test(text),
+        20_000,
+      );
+      const token = await warmed.token();
+      const rows = await warmed.dataSource.query<{ id: number }[]>(
+        'SELECT id FROM users ORDER BY email DESC',
+      );
+      const watch = watchStatements(warmed.dataSource);
+      const reply = await warmed
+        .as(token)
+        .get(`/v1/users?sort=-email&limit=${LIMIT}&page=9`)
+        .expect(200);
+      const parameters = watch.parameterNames().flat();
+      const sampled = watch.statements().filter((sql) => /ROW_NUMBER\(\) OVER/.test(sql));
+      watch.stop();
+      expect((reply.body.data as { id: number }[]).map((item) => item.id)).toEqual(
+        rows.slice(8 * LIMIT, 9 * LIMIT).map((row) => Number(row.id)),
+      );
+      expect(parameters).toContain('cursor_value');
+      expect(sampled).toEqual([]);
+    } finally {
+      await warmed.close();
+    }
+  }, 60_000);
 });

@@ -90,10 +90,14 @@ export class ListingTotals {
   }
 
   /**
-   * The walk's marks in an order without buckets (names), taken in the background once and again
-   * at each full recount; undefined until then. Rows appended since are counted by the page.
+   * The walk's marks in an order without buckets (names), taken in the background once (at once
+   * when `warming`) and again at each full recount; undefined until then. Rows appended since are
+   * counted by the page.
    */
-  marks<TItem extends { id: number }>(walk: Walk<TItem>): Promise<ListingTotal> | undefined {
+  marks<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    warming = false,
+  ): Promise<ListingTotal> | undefined {
     const { repository, criteria } = walk;
     if (splitKeyset(criteria) || repository.timeOrders.has(criteria.sortColumn)) return undefined;
     const key = `${walk.key}|marks:${criteria.sortColumn}`;
@@ -105,7 +109,7 @@ export class ListingTotals {
     const keep: TotalCounter = async (previous) => previous ?? take();
     const retake: TotalCounter = async (previous) =>
       previous && !this.counts.fullRecountDue(previous) ? previous : take();
-    return this.counts.warm(key, take) ? this.counts.get(key, keep, retake) : undefined;
+    return warming || this.counts.warm(key, take) ? this.counts.get(key, keep, retake) : undefined;
   }
 
   /**
@@ -134,7 +138,8 @@ export class ListingTotals {
 
   /**
    * Counts, unless cached, the platform-wide total of `filters` and its histograms by id and by
-   * each timestamp sort, under the background recount's limit, less what the rollup gives.
+   * each timestamp sort, under the background recount's limit, less what the rollup gives; with
+   * no filter, the marks of each other sort too.
    */
   async warm<TItem extends { id: number }>(
     repository: ListingRepository<TItem>,
@@ -154,6 +159,14 @@ export class ListingTotals {
         bucketsKey(walk.key, column),
         this.advancing(walk, true, sortBucket(column)),
       );
+    }
+    // Unfiltered, the marks of each order without buckets (a deep page by name).
+    const unbucketed = repository.definition.sortableColumns.filter(
+      (column) => !repository.timeOrders.has(column),
+    );
+    for (const column of Object.keys(filters).length ? [] : unbucketed) {
+      const query = { sort: column } as ListingQuery;
+      await this.marks(this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit), true);
     }
   }
 
