@@ -89,10 +89,10 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
         },
         (parameters) => parameters.includes('cursor_value'),
       );
-      const sampled = watch.statements().filter((sql) => /ROW_NUMBER\(\) OVER/.test(sql));
+      const sampled = watch.parameterNames().filter((names) => names.includes('marks_max_id'));
       watch.stop();
       expect(marked).toContain('cursor_value');
-      expect(sampled).toHaveLength(1);
+      expect(sampled.length).toBeGreaterThan(1);
       expect(await everyPage()).toContain('cursor_value');
       // Added since the marks: before most of them in either direction, and counted up to the mark.
       for (const name of ['aaron', 'Zz top', 'bobby']) {
@@ -127,7 +127,7 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
         .get(`/v1/users?sort=-email&limit=${LIMIT}&page=9`)
         .expect(200);
       const parameters = watch.parameterNames().flat();
-      const sampled = watch.statements().filter((sql) => /ROW_NUMBER\(\) OVER/.test(sql));
+      const sampled = watch.parameterNames().filter((names) => names.includes('marks_max_id'));
       watch.stop();
       expect((reply.body.data as { id: number }[]).map((item) => item.id)).toEqual(
         rows.slice(8 * LIMIT, 9 * LIMIT).map((row) => Number(row.id)),

@@ -125,7 +125,7 @@ export class ListingPager {
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows)) return undefined;
     const deep = depth >= this.deepPageRows;
     const spans = await this.totals.spans(walk, deep ? depth : undefined);
-    if (!spans) return deep ? this.markedPage(walk, offset) : undefined;
+    if (!spans) return deep ? this.markedPage(walk, offset, total) : undefined;
     const column = criteria.sortColumn;
     let before = 0;
     for (const [rows, start, end] of criteria.direction === 'ASC' ? spans : [...spans].reverse()) {
@@ -162,8 +162,9 @@ export class ListingPager {
   private async markedPage<TItem extends { id: number }>(
     walk: Walk<TItem>,
     offset: number,
+    total: number,
   ): Promise<Rows<TItem> | undefined> {
-    const marked = await this.totals.marks(walk);
+    const marked = await this.totals.marks(walk, total);
     if (!marked?.marks?.length) return undefined;
     const { repository, criteria, limit } = walk;
     const ascending = criteria.direction === 'ASC';

@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
 import { CountCache, TotalCounter } from './count-cache';
-import { Condition, criteriaKey, idsAbove, ListingCriteria } from './listing-criteria';
+import {
+  afterPosition,
+  Condition,
+  criteriaKey,
+  idsAbove,
+  ListingCriteria,
+} from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
 import {
@@ -12,7 +18,13 @@ import {
   TimeWindow,
   Walk,
 } from './listing-walk';
-import type { Bucket, ListingRepository, ListingTotal, SortBucket } from './listing.repository';
+import type {
+  Bucket,
+  ListingRepository,
+  ListingTotal,
+  Mark,
+  SortBucket,
+} from './listing.repository';
 
 /** `[rows, start, end)`: a bucket of the sort column, in its units (ids, or seconds). */
 export type Span = [number, number, number];
@@ -90,26 +102,65 @@ export class ListingTotals {
   }
 
   /**
-   * The walk's marks in an order without buckets (names), taken in the background once (at once
-   * when `warming`) and again at each full recount; undefined until then. Rows appended since are
+   * The walk's marks in an order without buckets (names), for its `total` rows: taken in the
+   * background once (at once when `warming`) and again at each full recount; undefined until
+   * then, and for a plan that sorts (it reads every match anyway). Rows appended since are
    * counted by the page.
    */
   marks<TItem extends { id: number }>(
     walk: Walk<TItem>,
+    total: number,
     warming = false,
   ): Promise<ListingTotal> | undefined {
     const { repository, criteria } = walk;
-    if (splitKeyset(criteria) || repository.timeOrders.has(criteria.sortColumn)) return undefined;
-    const key = `${walk.key}|marks:${criteria.sortColumn}`;
-    const take: TotalCounter = async () => ({
-      ...(await repository.marks(criteria, this.walks.recountOptions)),
-      countedAt: Date.now(),
-    });
+    const { sortColumn, sorted } = criteria;
+    if (sorted || splitKeyset(criteria) || repository.timeOrders.has(sortColumn)) return undefined;
+    const key = `${walk.key}|marks:${sortColumn}`;
+    const take: TotalCounter = () => this.takeMarks(walk, Math.ceil(total / MARKS));
     // A request keeps the marks there are; the refresh ahead takes them again at a full recount.
     const keep: TotalCounter = async (previous) => previous ?? take();
     const retake: TotalCounter = async (previous) =>
       previous && !this.counts.fullRecountDue(previous) ? previous : take();
     return warming || this.counts.warm(key, take) ? this.counts.get(key, keep, retake) : undefined;
+  }
+
+  /**
+   * Every `every`-th row of the walk's rows up to the table's highest id now, in ascending order:
+   * a hop of `every` entries along the walk's index per mark, each a short statement.
+   */
+  private async takeMarks<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    every: number,
+  ): Promise<ListingTotal> {
+    const { repository, criteria } = walk;
+    const { recountOptions: options } = this.walks;
+    const step = Math.max(1, every);
+    const maxId = await repository.highestIdNow(options);
+    const seen: Condition = {
+      sql: 't.id <= :marks_max_id',
+      params: { marks_max_id: maxId },
+      idRange: true,
+    };
+    const ascending: ListingCriteria = {
+      ...criteria,
+      direction: 'ASC',
+      conditions: [...criteria.conditions, seen],
+    };
+    const marks: Mark[] = [];
+    let rest = ascending;
+    for (;;) {
+      const [row] = (await repository.findForward(rest, step - 1, 1, options)).items;
+      if (!row) break;
+      const value = repository.sortValueOf(row, criteria.sortColumn)!;
+      marks.push([(marks.length + 1) * step - 1, value, row.id]);
+      rest = afterPosition(ascending, {
+        value: repository.sortParameter(criteria.sortColumn, value),
+        id: row.id,
+      });
+    }
+    // Fewer than `step` rows are left: counted along the walk's index, from the last mark on.
+    const { total } = await repository.count({ ...rest, countIndex: criteria.index }, options);
+    return { total: marks.length * step + total, maxId, marks, countedAt: Date.now() };
   }
 
   /**
@@ -166,7 +217,11 @@ export class ListingTotals {
     );
     for (const column of Object.keys(filters).length ? [] : unbucketed) {
       const query = { sort: column } as ListingQuery;
-      await this.marks(this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit), true);
+      const first = this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit);
+      const total = this.counts.peek(first.key)?.total ?? (await this.of(first)).total;
+      // Planned as a middle page is.
+      const middle = this.walks.of(repository, query, PLATFORM, Math.ceil(total / 2));
+      await this.marks(middle, total, true);
     }
   }
 
@@ -401,6 +456,9 @@ export class ListingTotals {
     return { total: beyond + within.total, maxId: counted.maxId };
   }
 }
+
+/** How many marks a criteria keeps: rows between two are walked. */
+const MARKS = 1000;
 
 /** Whom the warm-up counts for: every organization's rows, as a platform-wide token sees them. */
 const PLATFORM: Principal = {

@@ -148,35 +148,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     );
   }
 
-  /**
-   * Every `n / MARKS`-th row of `criteria` (at least every row) in its sort column's ascending
-   * order, with their total and the table's highest id: a sort without buckets (names) has these.
-   */
-  async marks(criteria: ListingCriteria, options: PageOptions = {}): Promise<ListingTotal> {
-    const { where, params } = this.where(criteria);
-    const index = criteria.conditions.length ? criteria.countIndex : undefined;
-    const selected = `t.id AS id, t.${criteria.sortColumn} AS v`;
-    const matches =
-      (index && this.union(criteria, index, selected)) ??
-      `SELECT ${selected} FROM ${this.from(index)}${where}`;
-    const step = `((n + ${MARKS - 1}) ${this.isMysql() ? 'DIV' : '/'} ${MARKS})`;
-    const rows = await this.select<Record<'id' | 'v' | 'rn' | 'n' | 'max_id', unknown>>(
-      {
-        sql:
-          `SELECT s.id, s.v, s.rn, s.n, ${this.highestId()} AS max_id FROM (SELECT m.id, m.v,` +
-          ` ROW_NUMBER() OVER (ORDER BY m.v, m.id) AS rn, COUNT(*) OVER () AS n FROM (${matches}) m) s` +
-          ` WHERE s.rn % ${step} = 0 ORDER BY s.rn`,
-        params,
-      },
-      options,
-    );
-    return {
-      total: Number(rows[0]?.n ?? 0),
-      maxId: Number(rows[0]?.max_id ?? 0),
-      marks: rows.map((row): Mark => [Number(row.rn) - 1, String(row.v), Number(row.id)]),
-    };
-  }
-
   /** The table's highest id (0 when empty). */
   async highestIdNow(options: PageOptions = {}): Promise<number> {
     const [row] = await this.select<{ max_id: unknown }>(
@@ -553,9 +524,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.dataSource.options.type === 'mysql';
   }
 }
-
-/** How many marks a criteria keeps at most: rows between two are walked. */
-const MARKS = 1000;
 
 /** The deepest page end for which each alternative of a union is sorted and cut first. */
 const UNION_TOP_ROWS = 1000;
