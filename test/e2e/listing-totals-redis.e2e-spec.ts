@@ -1,4 +1,4 @@
-import { startTestApp, TestApp, watchStatements } from '../kit';
+import { eventually, startTestApp, TestApp, watchStatements } from '../kit';
 
 /** Redis of this machine (CI starts it); totals are keyed per database, so runs do not mix. */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -10,7 +10,7 @@ describe('listing totals shared through Redis', () => {
   let token: string;
 
   beforeAll(async () => {
-    const env = { REDIS_URL, COUNT_CACHE_TTL_MS: '60000' };
+    const env = { REDIS_URL, COUNT_CACHE_TTL_MS: '60000', DEEP_PAGE_ROWS: '10' };
     first = await startTestApp({ env });
     second = await startTestApp({ env, database: first.database });
     // Nothing listens on port 1: this instance must fall back to counting by itself.
@@ -77,6 +77,35 @@ describe('listing totals shared through Redis', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await total(second, 40_000)).toBe('3');
     expect(await total(second, 50_000)).toBe('1');
+  });
+
+  it("shares marks: a deep page in name order on another instance starts from the first's", async () => {
+    await first.data.many(60, (i) => first.data.user({ name: `Shared ${i % 7}` }));
+    const path = '/v1/users?sort=name&limit=3&page=10';
+    const page = async (app: TestApp) => {
+      const watch = watchStatements(app.dataSource);
+      const reply = await app.http().get(path).set('Authorization', `Bearer ${token}`).expect(200);
+      const parameters = watch.parameterNames();
+      watch.stop();
+      return { ids: (reply.body.data as { id: number }[]).map((item) => item.id), parameters };
+    };
+    const marked = ({ parameters }: { parameters: string[][] }) =>
+      parameters.some((names) => names.includes('cursor_value'));
+    // The first instance takes the marks (in the background) and publishes them.
+    expect(marked(await eventually(() => page(first), marked))).toBe(true);
+    const seen: string[][] = [];
+    const read = await eventually(async () => {
+      const result = await page(second);
+      seen.push(...result.parameters);
+      return result;
+    }, marked);
+    // Read from Redis: the second instance took none itself.
+    expect(seen.filter((names) => names.includes('marks_max_id'))).toEqual([]);
+    const rows = await second.dataSource.query<{ id: number }[]>(
+      'SELECT id FROM users ORDER BY name, id LIMIT 3 OFFSET 27',
+    );
+    expect(read.ids).toEqual(rows.map((row) => Number(row.id)));
+    expect(marked(read)).toBe(true);
   });
 
   it('still answers with true totals when Redis is unreachable', async () => {
