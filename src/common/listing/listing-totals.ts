@@ -116,7 +116,7 @@ export class ListingTotals {
     const { sortColumn, sorted } = criteria;
     if (sorted || splitKeyset(criteria) || repository.timeOrders.has(sortColumn)) return undefined;
     const key = `${walk.key}|marks:${sortColumn}`;
-    const take: TotalCounter = () => this.takeMarks(walk, Math.ceil(total / MARKS));
+    const take: TotalCounter = () => this.takeMarks(walk, Math.max(1, Math.ceil(total / MARKS)));
     // A request keeps the marks there are; the refresh ahead takes them again at a full recount.
     const keep: TotalCounter = async (previous) => previous ?? take();
     const retake: TotalCounter = async (previous) =>
@@ -125,16 +125,15 @@ export class ListingTotals {
   }
 
   /**
-   * Every `every`-th row of the walk's rows up to the table's highest id now, in ascending order:
-   * a hop of `every` entries along the walk's index per mark, each a short statement.
+   * Every `step`-th row of the walk's rows up to the table's highest id now, in ascending order:
+   * a hop of `step` entries along the walk's index per mark, each a short statement.
    */
   private async takeMarks<TItem extends { id: number }>(
     walk: Walk<TItem>,
-    every: number,
+    step: number,
   ): Promise<ListingTotal> {
     const { repository, criteria } = walk;
     const { recountOptions: options } = this.walks;
-    const step = Math.max(1, every);
     const maxId = await repository.highestIdNow(options);
     const seen: Condition = {
       sql: 't.id <= :marks_max_id',
