@@ -122,22 +122,7 @@ export function afterPosition(
   criteria: ListingCriteria,
   position: { value: unknown; id: number },
 ): ListingCriteria {
-  const [past, orEqual] = criteria.direction === 'ASC' ? ['>', '>='] : ['<', '<='];
-  const column = `t.${criteria.sortColumn}`;
-  const condition: Condition =
-    criteria.sortColumn === 'id'
-      ? { sql: `t.id ${past} :cursor_id`, params: { cursor_id: position.id }, idRange: true }
-      : {
-          // A plain range narrowed to two ranges of the (column, id) index: a step seeks past a run
-          // of equal values, which `column >= v AND (column > v OR id > i)` scanned on MariaDB.
-          sql:
-            `${column} ${orEqual} :cursor_value AND (${column} ${past} :cursor_value OR ` +
-            `(${column} = :cursor_value AND t.id ${past} :cursor_id))`,
-          // SQLite seeks a row value; MariaDB does not (it scanned the whole index).
-          sqliteSql: `(${column}, t.id) ${past} (:cursor_value, :cursor_id)`,
-          params: { cursor_value: position.value, cursor_id: position.id },
-        };
-  return { ...criteria, conditions: [...criteria.conditions, condition] };
+  return { ...criteria, conditions: [...criteria.conditions, pastPosition(criteria, position)] };
 }
 
 /** The rows up to `position`, itself included, in the listing's order: `afterPosition`'s others. */
@@ -145,13 +130,33 @@ export function upToPosition(
   criteria: ListingCriteria,
   position: { value: unknown; id: number },
 ): ListingCriteria {
-  const { sql, sqliteSql, params } = afterPosition(criteria, position).conditions.at(-1)!;
+  const { sql, sqliteSql, params } = pastPosition(criteria, position);
   const condition: Condition = {
     sql: `NOT (${sql})`,
     ...(sqliteSql && { sqliteSql: `NOT (${sqliteSql})` }),
     params,
   };
   return { ...criteria, conditions: [...criteria.conditions, condition] };
+}
+
+function pastPosition(
+  { sortColumn, direction }: ListingCriteria,
+  position: { value: unknown; id: number },
+): Condition {
+  const [past, orEqual] = direction === 'ASC' ? ['>', '>='] : ['<', '<='];
+  const column = `t.${sortColumn}`;
+  return sortColumn === 'id'
+    ? { sql: `t.id ${past} :cursor_id`, params: { cursor_id: position.id }, idRange: true }
+    : {
+        // A plain range narrowed to two ranges of the (column, id) index: a step seeks past a run
+        // of equal values, which `column >= v AND (column > v OR id > i)` scanned on MariaDB.
+        sql:
+          `${column} ${orEqual} :cursor_value AND (${column} ${past} :cursor_value OR ` +
+          `(${column} = :cursor_value AND t.id ${past} :cursor_id))`,
+        // SQLite seeks a row value; MariaDB does not (it scanned the whole index).
+        sqliteSql: `(${column}, t.id) ${past} (:cursor_value, :cursor_id)`,
+        params: { cursor_value: position.value, cursor_id: position.id },
+      };
 }
 
 /** The criteria's conditions with the implied ones: what a statement's WHERE holds. */

@@ -178,7 +178,8 @@ export class ListingPager {
     const marks = ascending ? marked.marks : [...marked.marks].reverse();
     const mark = marks.findLast((candidate) => upTo(candidate) + allAppended <= offset);
     if (!mark) return undefined;
-    const position = { value: mark[1], id: mark[2] };
+    const [, value, id] = mark;
+    const position = { value: repository.sortParameter(criteria.sortColumn, value), id };
     const before = allAppended && (await appended(upToPosition(criteria, position)));
     const ranges = new Set([...criteria.bound.ranges, criteria.sortColumn]);
     const skip = offset - upTo(mark) - before;

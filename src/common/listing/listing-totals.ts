@@ -1,16 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
 import { CountCache, TotalCounter } from './count-cache';
-import {
-  afterPosition,
-  Condition,
-  criteriaKey,
-  idsAbove,
-  ListingCriteria,
-} from './listing-criteria';
+import { Condition, criteriaKey, idsAbove, ListingCriteria } from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
 import {
+  after,
   bucketsKey,
   KEYSET_BUCKET,
   ListingWalks,
@@ -152,10 +147,7 @@ export class ListingTotals {
       if (!row) break;
       const value = repository.sortValueOf(row, criteria.sortColumn)!;
       marks.push([(marks.length + 1) * step - 1, value, row.id]);
-      rest = afterPosition(ascending, {
-        value: repository.sortParameter(criteria.sortColumn, value),
-        id: row.id,
-      });
+      rest = after({ ...walk, criteria: ascending }, { value, id: row.id });
     }
     // Fewer than `step` rows are left: counted along the walk's index, from the last mark on.
     const { total } = await repository.count({ ...rest, countIndex: criteria.index }, options);
@@ -217,7 +209,7 @@ export class ListingTotals {
     for (const column of Object.keys(filters).length ? [] : unbucketed) {
       const query = { sort: column } as ListingQuery;
       const first = this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit);
-      const total = this.counts.peek(first.key)?.total ?? (await this.of(first)).total;
+      const { total } = await this.of(first);
       // Planned as a middle page is.
       const middle = this.walks.of(repository, query, PLATFORM, Math.ceil(total / 2));
       await this.marks(middle, total, true);

@@ -185,7 +185,10 @@ export class ListingWalks {
 }
 
 /** The criteria of the rows after `position` in `walk`'s order. */
-export const after = <TItem extends { id: number }>(walk: Walk<TItem>, position: WalkPosition) =>
+export const after = <TItem extends { id: number }>(
+  walk: Walk<TItem>,
+  position: Pick<WalkPosition, 'value' | 'id'>,
+) =>
   afterPosition(walk.criteria, {
     id: position.id,
     value: walk.repository.sortParameter(walk.criteria.sortColumn, position.value),
