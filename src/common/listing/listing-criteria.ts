@@ -176,6 +176,13 @@ export function criteriaKey(resource: string, criteria: ListingCriteria): string
   return `${resource}|${parts.join('&')}`;
 }
 
+/** `t.id <= maxId` under the parameter `name`: the rows counted, or seen, up to a highest id. */
+export const idsUpTo = (name: string, maxId: number): Condition => ({
+  sql: `t.id <= :${name}`,
+  params: { [name]: maxId },
+  idRange: true,
+});
+
 /** The criteria narrowed to ids above `maxId`: the rows appended since a count. */
 export const idsAbove = (criteria: ListingCriteria, maxId: number): ListingCriteria => ({
   ...criteria,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
 import { CountCache, TotalCounter } from './count-cache';
-import { Condition, criteriaKey, idsAbove, ListingCriteria } from './listing-criteria';
+import { Condition, criteriaKey, idsAbove, idsUpTo, ListingCriteria } from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
 import {
@@ -130,15 +130,10 @@ export class ListingTotals {
     const { repository, criteria } = walk;
     const { recountOptions: options } = this.walks;
     const maxId = await repository.highestIdNow(options);
-    const seen: Condition = {
-      sql: 't.id <= :marks_max_id',
-      params: { marks_max_id: maxId },
-      idRange: true,
-    };
     const ascending: ListingCriteria = {
       ...criteria,
       direction: 'ASC',
-      conditions: [...criteria.conditions, seen],
+      conditions: [...criteria.conditions, idsUpTo('marks_max_id', maxId)],
     };
     const marks: Mark[] = [];
     let rest = ascending;
@@ -270,7 +265,7 @@ export class ListingTotals {
         binds: { column: time, range: true },
         between: { from, to: to - 1 },
       },
-      { sql: 't.id <= :edge_max_id', params: { edge_max_id: maxId }, idRange: true },
+      idsUpTo('edge_max_id', maxId),
     ];
     const bound = {
       equals: criteria.bound.equals,
@@ -325,9 +320,7 @@ export class ListingTotals {
     if (whole.total - inside > walkRows) return undefined;
     return async () => {
       const seen: Condition = {
-        sql: 't.id <= :outside_max_id',
-        params: { outside_max_id: whole.maxId },
-        idRange: true,
+        ...idsUpTo('outside_max_id', whole.maxId),
         binds: { column: 'id', range: true },
         between: { to: whole.maxId },
       };
