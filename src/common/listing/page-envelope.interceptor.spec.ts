@@ -13,13 +13,22 @@ describe('page envelope', () => {
   });
 
   it('links first, prev, next and last, keeping the other parameters', () => {
-    const link = linkHeader('/v1/users?limit=10&q=ad%20a&page=3', new Page([], 3, 10, 95));
+    const link = linkHeader(
+      '/v1/users?limit=10&q=ad%20a&page=3',
+      new Page([], 3, 10, 95, 'W251bGwsMzAsMzBd.sig'),
+    );
     expect(link.split(', ')).toEqual([
       '</v1/users?limit=10&q=ad+a&page=1>; rel="first"',
       '</v1/users?limit=10&q=ad+a&page=2>; rel="prev"',
-      '</v1/users?limit=10&q=ad+a&page=4>; rel="next"',
+      '</v1/users?limit=10&q=ad+a&cursor=W251bGwsMzAsMzBd.sig>; rel="next"',
       '</v1/users?limit=10&q=ad+a&page=10>; rel="last"',
     ]);
+  });
+
+  it('has no next where the walk has ended, whatever page_count says (a total may be stale)', () => {
+    const link = linkHeader('/v1/users?limit=10&page=3', new Page([], 3, 10, 95));
+    expect(link).toContain('rel="last"');
+    expect(link).not.toContain('rel="next"');
   });
 
   it('points prev of a page past the end at the last page, and has no next', () => {

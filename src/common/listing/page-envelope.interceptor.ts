@@ -99,8 +99,8 @@ export function linkHeader(originalUrl: string, page: Page<unknown>): string {
   if (pageCount > 0) links.push(target('first', 1));
   if (page.page > 1 && pageCount > 0)
     links.push(target('prev', Math.min(page.page - 1, pageCount)));
+  // Only where the walk goes on: a cached total that is stale must not lead past its last row.
   if (page.nextCursor !== undefined) links.push(target('next', undefined, page.nextCursor));
-  else if (page.page < pageCount) links.push(target('next', page.page + 1));
   if (pageCount > 0) links.push(target('last', pageCount));
   return links.join(', ');
 }
