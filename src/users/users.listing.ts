@@ -12,6 +12,7 @@ export const usersListing = defineListing(ListUsersQueryDto, {
   table: 'users',
   organizationColumn: 'organization_id',
   immutableTimestamps: ['created_at'],
+  changedAt: 'updated_at',
   indexes: [
     { index: 'uq_users_email', equals: ['email'], sort: 'email', unique: true },
     { index: 'uq_users_email', equals: [], sort: 'email', uniqueSort: true },

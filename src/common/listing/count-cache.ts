@@ -93,6 +93,11 @@ export class CountCache {
     return this.run(key, compute, 0);
   }
 
+  /** Holds `value` as the total of `key` here for its time, in place of the one held. */
+  set(key: string, value: ListingTotal): void {
+    if (this.ttlMs > 0) this.remember(key, value, this.ttlMs);
+  }
+
   /** Whether `total` was last counted in full (deleted rows too) COUNT_CACHE_FULL_RECOUNT_MS ago. */
   fullRecountDue(total: ListingTotal): boolean {
     return total.countedAt === undefined || Date.now() - total.countedAt >= this.fullRecountMs;

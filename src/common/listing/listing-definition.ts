@@ -37,6 +37,11 @@ export interface ListingDefinition {
    * on one of these implies id bounds, which a row updated into the window would break.
    */
   immutableTimestamps?: readonly string[];
+  /**
+   * A timestamp every update of a row sets (`updated_at`, indexed). Without one, rows are taken
+   * never to change once written (a log): a cached total then stays exact but for deleted rows.
+   */
+  changedAt?: string;
 }
 
 /** Few-valued columns counted per hour of `time` for each combination (`listing-rollup.ts`). */

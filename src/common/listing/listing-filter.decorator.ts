@@ -50,7 +50,13 @@ export function defineListing(
   query: ListingQueryClass,
   source: Pick<
     ListingDefinition,
-    'resource' | 'table' | 'organizationColumn' | 'indexes' | 'rollup' | 'immutableTimestamps'
+    | 'resource'
+    | 'table'
+    | 'organizationColumn'
+    | 'indexes'
+    | 'rollup'
+    | 'immutableTimestamps'
+    | 'changedAt'
   >,
 ): ListingDefinition {
   const definition = {

@@ -16,7 +16,7 @@ import type { ListingFormat } from './listing-format.decorator';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingTotals } from './listing-totals';
 import { after, ListingWalks, positionAfter, Walk } from './listing-walk';
-import type { ListingRepository, Mark, Rows } from './listing.repository';
+import type { ListingRepository, ListingTotal, Mark, Rows } from './listing.repository';
 import { Page } from './page';
 
 /** Rows from either end past which a page is positioned from the rollup, where it answers. */
@@ -26,6 +26,7 @@ const ROLLUP_POSITION_ROWS = 1000;
 @Injectable()
 export class ListingPager {
   private readonly deepPageRows: number;
+  private readonly changeMarginMs: number;
 
   constructor(
     private readonly walks: ListingWalks,
@@ -35,6 +36,7 @@ export class ListingPager {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.deepPageRows = config.deepPageRows;
+    this.changeMarginMs = config.tailHoldbackMs;
   }
 
   /** The request's page, or with `ndjson` its export: what a listing's service answers. */
@@ -95,20 +97,52 @@ export class ListingPager {
     };
     const counted = await this.totals.of(walk, countWithPage);
     // A page past the end is answered without walking the index to its end.
-    const rows =
+    const read: Rows<TItem> & { recounted?: ListingTotal } =
       countedWithPage ??
       (offset < counted.total
         ? ((await this.positionedPage(walk, offset, counted.total)) ??
-          (await repository.findPageAfterCount(
-            criteria,
-            offset,
-            limit,
-            counted,
-            this.walks.options,
-          )))
+          (await this.pageAfterCount(walk, offset, counted)))
         : { items: [], completeAsOf: Date.now() });
-    const more = offset + rows.items.length < counted.total;
-    return this.page(walk, rows, offset, counted.total, more);
+    const total = read.recounted?.total ?? counted.total;
+    const more = offset + read.items.length < total;
+    return this.page(walk, read, offset, total, more);
+  }
+
+  /** The page read after its (cached) total; counted afresh with it where rows may have moved. */
+  private async pageAfterCount<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    offset: number,
+    counted: ListingTotal,
+  ): Promise<Rows<TItem> & { recounted?: ListingTotal }> {
+    const { repository, criteria, limit } = walk;
+    const started = Date.now();
+    const read = await repository.findPageAfterCount(
+      criteria,
+      offset,
+      limit,
+      counted,
+      this.walks.options,
+      this.changedSince(walk, counted),
+    );
+    if (read.recounted) this.totals.replace(walk, { ...read.recounted, countedAt: started });
+    return read;
+  }
+
+  /**
+   * Since when rows changed would make `counted` wrong for the walk: its filters bind a column an
+   * update may change, in a listing that records changes (`changedAt`); a page read from the end
+   * then counts afresh if any row changed since. Late commits are allowed for as in tail walks.
+   */
+  private changedSince<TItem extends { id: number }>(
+    { repository, criteria }: Walk<TItem>,
+    counted: ListingTotal,
+  ): Date | undefined {
+    const { changedAt, immutableTimestamps = [] } = repository.definition;
+    const moves = criteria.conditions.some(
+      ({ idRange, binds }) => !idRange && !immutableTimestamps.includes(binds?.column ?? ''),
+    );
+    if (!changedAt || !moves) return undefined;
+    return new Date((counted.countedAt ?? 0) - this.changeMarginMs);
   }
 
   /**

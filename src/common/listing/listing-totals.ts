@@ -61,9 +61,15 @@ export class ListingTotals {
         const window = walk.window();
         const histogram = window && (await this.windowHistogram(walk, window));
         if (!histogram) return fallback(previous);
-        return { total: histogram.total, maxId: histogram.maxId, countedAt: Date.now() };
+        const { total, maxId, countedAt } = histogram;
+        return { total, maxId, countedAt };
       };
     return this.counts.get(walk.key, fromWindow(onMiss), fromWindow(this.advancing(walk, true)));
+  }
+
+  /** Replaces the walk's cached total with one counted afresh (here only, until its expiry). */
+  replace<TItem extends { id: number }>(walk: Walk<TItem>, total: ListingTotal): void {
+    this.counts.set(walk.key, total);
   }
 
   /**
@@ -397,7 +403,8 @@ export class ListingTotals {
       );
       const buckets = [...whole, ...edges.filter(([, rows]) => rows > 0)].sort(([a], [b]) => a - b);
       const total = buckets.reduce((sum, [, rows]) => sum + rows, 0);
-      return { total, maxId: histogram.maxId, buckets };
+      // As of the base's last full count: rows updated since are not in it.
+      return { total, maxId: histogram.maxId, countedAt: histogram.countedAt, buckets };
     });
   }
 

@@ -208,7 +208,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   /**
    * Reads a page given a total counted earlier (e.g. cached); from the end, first counts in the
-   * page's snapshot the rows appended since (a short range at the end of the ids).
+   * page's snapshot the rows appended since (a short range at the end of the ids), or with
+   * `changedSince`, where a row has changed since then, every row (`recounted`).
    */
   async findPageAfterCount(
     criteria: ListingCriteria,
@@ -216,19 +217,39 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     limit: number,
     known: ListingTotal,
     options: PageOptions = {},
-  ): Promise<Rows<TItem>> {
+    changedSince?: Date,
+  ): Promise<Rows<TItem> & { recounted?: ListingTotal }> {
     const nearEnd = walksFromEnd(offset, limit, known.total);
-    return this.readRows(
+    let recounted: ListingTotal | undefined;
+    const rows = await this.readRows(
       nearEnd,
       async (runner, statements) => {
         let total = known.total;
-        if (nearEnd) {
+        if (nearEnd && changedSince && (await this.changedIn(runner, statements, changedSince))) {
+          recounted = await this.countIn(runner, statements, criteria);
+          total = recounted.total;
+        } else if (nearEnd) {
           total += (await this.countIn(runner, statements, idsAbove(criteria, known.maxId))).total;
         }
         return this.pageIn(runner, statements, criteria, offset, limit, total);
       },
       options,
     );
+    return { ...rows, recounted };
+  }
+
+  /** Whether a row of the table was changed at or after `since` (by `definition.changedAt`). */
+  private async changedIn(
+    runner: QueryRunner,
+    statements: StatementRunner,
+    since: Date,
+  ): Promise<boolean> {
+    const column = this.definition.changedAt!;
+    const changed = await statements.run(runner, {
+      sql: `SELECT t.id FROM \`${this.definition.table}\` t WHERE t.${column} >= :changed_since LIMIT 1`,
+      params: { changed_since: since },
+    });
+    return changed.length > 0;
   }
 
   /** The first `limit` rows of `criteria` (a keyset step: the criteria carry the position). */
