@@ -1,3 +1,4 @@
+import type { Response } from 'supertest';
 import { toSqlDatetime } from '../../src/database/row-values';
 import { ApiClient, parseLinks, startTestApp, TestApp, watchStatements } from '../kit';
 
@@ -113,7 +114,7 @@ describe('far pages and next links while a cached total is stale', () => {
     const seen: number[] = [];
     let next: string | undefined = `/v1/users?${query}`;
     while (next) {
-      const reply = await client.get(next).expect(200);
+      const reply: Response = await client.get(next).expect(200);
       seen.push(...(reply.body as { data: { id: number }[] }).data.map((row) => row.id));
       next = parseLinks(reply.headers.link as string | undefined).next;
     }

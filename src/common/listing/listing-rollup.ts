@@ -184,18 +184,29 @@ class Rollup {
   }
 }
 
-/** What of a rollup a criteria keeps: combinations, by their values, and a window of time. */
+/** What of a rollup a criteria keeps: combinations, by their values, a window of time and of ids. */
 interface Match {
   key: string;
   values: (values: unknown[]) => boolean;
   window: { from?: number; to?: number };
+  /** A keyset bound (`after_id`, `before_id`), inclusive. */
+  ids: { from?: number; to?: number };
 }
+
+/** Hours a match sums whole (runs `[first, end)`), and `[from, to)` ms it leaves to count. */
+interface MatchedHours {
+  runs: [number, number][];
+  edges: [number, number][];
+}
+
+/** The most hours an id bound may cut (ids out of time order) before a rollup leaves it to count. */
+const MAX_CUT_HOURS = 8;
 
 /** What a rollup answers: the rows of whole hours, and the partial hours left to count. */
 export interface RolledTotal {
   total: number;
   maxId: number;
-  /** Partial hours at the window's edges, `[from, to)` in ms: their rows are not in `total`. */
+  /** `[from, to)` ms left to count (a window's partial hours, hours an id bound cuts): not in `total`. */
   edges: [number, number][];
 }
 
@@ -249,16 +260,17 @@ export class ListingRollups {
     const match = this.matcher(repository, criteria.conditions);
     if (!match) return undefined;
     const rollup = await this.current(repository, background);
-    if (!rollup) return undefined;
-    const { first: firstWhole, end: endWhole, edges } = wholeHours(match.window);
-    const total = rollup.sum(match, firstWhole, endWhole);
-    return { total, maxId: rollup.maxId, edges };
+    const hours = rollup && hoursOf(rollup, match);
+    if (!hours) return undefined;
+    const total = hours.runs.reduce((sum, [first, end]) => sum + rollup.sum(match, first, end), 0);
+    return { total, maxId: rollup.maxId, edges: hours.edges };
   }
 
   /** Whether the listing's rollup is built (by the warm-up) and splits by the criteria's kind. */
   answers(repository: AnyRepository, criteria: ListingCriteria): boolean {
-    if (!this.rollups.has(repository.definition.resource)) return false;
-    return this.matcher(repository, criteria.conditions) !== undefined;
+    const rollup = this.rollups.get(repository.definition.resource);
+    const match = rollup && this.matcher(repository, criteria.conditions);
+    return !!match && hoursOf(rollup, match) !== undefined;
   }
 
   /**
@@ -278,10 +290,14 @@ export class ListingRollups {
   estimate(repository: AnyRepository, conditions: Condition[]): number | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, conditions);
-    if (!match) return undefined;
-    const first = Math.floor((match.window.from ?? -Infinity) / HOUR_MS);
-    const end = Math.ceil((match.window.to ?? Infinity) / HOUR_MS);
-    return rollup.sum(match, first, end);
+    const hours = match && hoursOf(rollup, match);
+    if (!hours) return undefined;
+    // The hours left to count are taken whole.
+    const whole = hours.edges.map(([from, to]) => [
+      Math.floor(from / HOUR_MS),
+      Math.ceil(to / HOUR_MS),
+    ]);
+    return [...hours.runs, ...whole].reduce((sum, [a, b]) => sum + rollup.sum(match, a, b), 0);
   }
 
   /**
@@ -296,23 +312,23 @@ export class ListingRollups {
   ): { spans: [number, number, number][]; edges: RolledEdge[]; maxId: number } | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
-    if (!match) return undefined;
+    const hours = match && hoursOf(rollup, match);
+    if (!hours) return undefined;
     const time = column === repository.definition.rollup!.time;
     const ranges = time ? undefined : column === 'id' ? rollup.idRanges() : undefined;
     if (!time && !ranges) return undefined;
-    const { first, end, edges: partial } = wholeHours(match.window);
     // A partial hour's rows lie within its hour's span: its seconds, or its ids (which no other
     // hour's ids interleave).
     const edges: RolledEdge[] = [];
-    for (const [from, to] of partial) {
+    for (const [from, to] of hours.edges) {
       const hour = Math.floor(from / HOUR_MS);
       const range = ranges?.get(hour);
       if (time) edges.push({ from, to, start: from / 1000, end: to / 1000 });
       else if (range) edges.push({ from, to, start: range[0], end: range[1] + 1 });
       else return undefined; // an hour no row is known in yet
     }
-    const spans = rollup
-      .rowsPerHour(match, first, end)
+    const spans = hours.runs
+      .flatMap(([first, end]) => rollup.rowsPerHour(match, first, end))
       .map(([hour, rows]): [number, number, number] => {
         if (time) return [rows, hour * 3600, (hour + 1) * 3600];
         const [low, high] = ranges!.get(hour)!;
@@ -403,8 +419,14 @@ export class ListingRollups {
     if (!rollup) return undefined;
     const wanted = new Map<number, unknown>();
     const window: { from?: number; to?: number } = {};
+    const ids: { from?: number; to?: number } = {};
     for (const condition of conditions) {
       const { binds, between, params } = condition;
+      if (condition.keyset && between) {
+        if (between.from !== undefined) ids.from = Math.max(ids.from ?? -Infinity, between.from);
+        if (between.to !== undefined) ids.to = Math.min(ids.to ?? Infinity, between.to);
+        continue;
+      }
       if (!binds || condition.idRange) return undefined;
       if (binds.range) {
         if (binds.column !== rollup.time || !between) return undefined;
@@ -422,10 +444,37 @@ export class ListingRollups {
     return {
       key: JSON.stringify([...wanted].sort(([a], [b]) => a - b)),
       window,
+      ids,
       values: (values: unknown[]) =>
         [...wanted].every(([index, value]) => same(values[index], value)),
     };
   }
+}
+
+/**
+ * The hours of a match's window that a keyset bound keeps whole, as runs, and those left to count:
+ * the window's partial hours and the hours whose ids the bound cuts (undefined: too many).
+ */
+function hoursOf(rollup: Rollup, { window, ids }: Match): MatchedHours | undefined {
+  const { first, end, edges } = wholeHours(window);
+  const { from = -Infinity, to = Infinity } = ids;
+  if (from === -Infinity && to === Infinity) return { runs: [[first, end]], edges };
+  const runs: [number, number][] = [];
+  let run: [number, number] | undefined;
+  let cut = 0;
+  for (const [hour, , low, high] of rollup.byHour()) {
+    if (hour < first || hour >= end || high! < from || low! > to) {
+      run = undefined;
+    } else if (low! >= from && high! <= to) {
+      if (run) run[1] = hour + 1;
+      else runs.push((run = [hour, hour + 1]));
+    } else {
+      run = undefined;
+      if (++cut > MAX_CUT_HOURS) return undefined;
+      edges.push([hour * HOUR_MS, (hour + 1) * HOUR_MS]);
+    }
+  }
+  return { runs, edges };
 }
 
 /** A window's whole hours `[first, end)`, and its partial ones at the edges as `[from, to)` ms. */

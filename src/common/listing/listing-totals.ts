@@ -75,8 +75,8 @@ export class ListingTotals {
   /**
    * The walk's rows per bucket of its sort column, ascending: the rollup's hours, or with
    * `walkRows` (the rows a walk to the page would pass) the criteria's histogram. Undefined for
-   * keyset walks, sorts without buckets (names) and until the histogram has been counted once,
-   * in the background.
+   * keyset walks the rollup does not answer, sorts without buckets (names) and until the
+   * histogram has been counted once, in the background.
    */
   async spans<TItem extends { id: number }>(
     walk: Walk<TItem>,
@@ -84,9 +84,9 @@ export class ListingTotals {
   ): Promise<Span[] | undefined> {
     const { repository, criteria } = walk;
     const { sortColumn: column } = criteria;
-    if (splitKeyset(criteria) || !repository.timeOrders.has(column)) return undefined;
+    if (!repository.timeOrders.has(column)) return undefined;
     const rolled = await this.rolledSpans(walk, column);
-    if (rolled || walkRows === undefined) return rolled;
+    if (rolled || walkRows === undefined || splitKeyset(criteria)) return rolled;
     const bucket = sortBucket(column);
     const window = walk.window();
     const histogram =
@@ -225,7 +225,9 @@ export class ListingTotals {
     walk: Walk<TItem>,
     background: boolean,
   ): Promise<ListingTotal> {
-    const rolled = (await this.rollups.total(walk.repository, walk.criteria, background))!;
+    const rolled = await this.rollups.total(walk.repository, walk.criteria, background);
+    // The rollup was rebuilt meanwhile and leaves the criteria to count.
+    if (!rolled) return this.advancing(walk, background)();
     const [appended, ...edges] = await Promise.all([
       walk.repository.count(idsAbove(walk.criteria, rolled.maxId), this.walks.options),
       ...rolled.edges.map(([from, to]) => this.edgeTotal(walk, from, to, rolled.maxId)),
