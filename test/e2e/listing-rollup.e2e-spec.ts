@@ -172,8 +172,12 @@ describe('totals of any combination of the few-valued filters, from the rollup',
           .expect(200);
         seen.push(...reply.body.data.map((item: { id: number }) => item.id));
       }
-      const histograms = watch.statements().filter((s) => /GROUP BY bucket/.test(s));
-      const positioned = watch.parameterNames().filter((names) => names.includes('bucket_edge'));
+      const names = watch.parameterNames();
+      // Besides the rows appended since the rollup, bucketed (a short range of ids).
+      const histograms = watch
+        .statements()
+        .filter((s, i) => /GROUP BY bucket/.test(s) && !names[i].includes('counted_max_id'));
+      const positioned = names.filter((parameters) => parameters.includes('bucket_edge'));
       watch.stop();
       expect(expected.length).toBeGreaterThan(100);
       expect(seen).toEqual(expected);
@@ -182,6 +186,36 @@ describe('totals of any combination of the few-valued filters, from the rollup',
       expect(positioned.length).toBeGreaterThan(0);
     },
   );
+
+  it('counts the rows appended since the rollup where it positions pages newest first', async () => {
+    await kit.data.many(5, (i) =>
+      kit.data.loginActivity({
+        success: false,
+        otp_required: false,
+        created_at: new Date(Date.UTC(2026, 10, 20, 23, 0, i)),
+      }),
+    );
+    for (const column of ['created_at', 'id']) {
+      const rows = await kit.dataSource.query<{ id: number }[]>(
+        `SELECT id FROM login_activities WHERE success = 0 AND otp_required = 0 ORDER BY ${column} DESC, id DESC`,
+      );
+      const expected = rows.map((row) => Number(row.id));
+      const limit = 7;
+      const watch = watchStatements(kit.dataSource);
+      const seen: number[] = [];
+      for (let page = 1; page <= Math.ceil(expected.length / limit); page++) {
+        const reply = await kit
+          .as(token)
+          .get(`/v1/login_activities?${pair[0]}&sort=-${column}&limit=${limit}&page=${page}`)
+          .expect(200);
+        seen.push(...reply.body.data.map((item: { id: number }) => item.id));
+      }
+      const positioned = watch.parameterNames().filter((names) => names.includes('bucket_edge'));
+      watch.stop();
+      expect(seen).toEqual(expected);
+      expect(positioned.length).toBeGreaterThan(0);
+    }
+  });
 
   it('counts a row appended after the rollup in the first total of a new combination', async () => {
     await kit.data.loginActivity({

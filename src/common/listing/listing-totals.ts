@@ -236,21 +236,42 @@ export class ListingTotals {
     return { total, maxId: appended.maxId, countedAt: Date.now() };
   }
 
-  /** The walk's rows per hour from the rollup, its partial hours counted as its total's are. */
+  /**
+   * The walk's rows per hour from the rollup, its partial hours counted as its total's are, and the
+   * rows appended since the rollup counted per bucket (a short range of ids): a page positioned
+   * newest first would otherwise miss them. Undefined where those fall inside a partial hour.
+   */
   private async rolledSpans<TItem extends { id: number }>(
     walk: Walk<TItem>,
     column: string,
   ): Promise<Span[] | undefined> {
     const rolled = this.rollups.spans(walk.repository, walk.criteria, column);
     if (!rolled) return undefined;
-    const edges = await Promise.all(
-      rolled.edges.map(async ({ from, to, start, end }): Promise<Span> => [
+    const bucket = sortBucket(column);
+    const [appended, ...edges] = await Promise.all([
+      walk.repository.countByBucket(
+        idsAbove(walk.criteria, rolled.maxId),
+        bucket,
+        this.walks.options,
+      ),
+      ...rolled.edges.map(async ({ from, to, start, end }): Promise<Span> => [
         await this.edgeTotal(walk, from, to, rolled.maxId),
         start,
         end,
       ]),
-    );
-    return [...rolled.spans, ...edges].sort(([, a], [, b]) => a - b);
+    ]);
+    const spans = [...rolled.spans, ...edges];
+    for (const [index, rows, firstId, lastId] of appended.buckets ?? []) {
+      const [start, end] =
+        column === 'id'
+          ? [firstId!, lastId! + 1]
+          : [index * bucket.size, (index + 1) * bucket.size];
+      const same = spans.find(([, from, to]) => from === start && to === end);
+      if (same) same[0] += rows;
+      else if (spans.some(([, from, to]) => from < end && start < to)) return undefined;
+      else spans.push([rows, start, end]);
+    }
+    return spans.sort(([, a], [, b]) => a - b);
   }
 
   /**
