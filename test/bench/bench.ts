@@ -21,7 +21,8 @@
  * also measures I, the writer's insert cost with and without those indexes of login_activities
  * (insert-cost.ts; the indexes are added back). `--memory` also runs H, 60 s of mixed load with
  * exports and rejected tokens against a server under `--max-old-space-size=128` (memory.ts): no
- * crash, no 5xx, its peak RSS. `--only M` (or X, H, I) runs that part alone.
+ * crash, no 5xx, its peak RSS. `--probe` also runs P, random requests beyond the matrix, each page
+ * compared with the database (probe.ts). `--only M` (or X, H, I, P) runs that part alone.
  * Every run's results are written to .bench/ (git-ignored) as JSON.
  */
 import 'reflect-metadata';
@@ -42,6 +43,7 @@ import { readHostCpuTimes, stealPercent } from './host-cpu';
 import { checkTargets, isAppRow, OtherPeak, scenarioOf, yardstickRowName } from './targets';
 import { benchInsertCost, InsertCostResult } from './insert-cost';
 import { benchMatrix, MatrixRow, MatrixSummary, pickOrganization, summaryLine } from './matrix';
+import { benchProbe, ProbeResult, probeSummary } from './probe';
 import { benchMemory, MemoryResult } from './memory';
 import { benchMixed, MixedResult } from './mixed';
 import { benchWalks, WalkRow } from './walks';
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
       reference: { type: 'boolean', default: false },
       walks: { type: 'boolean', default: false },
       matrix: { type: 'boolean', default: false },
+      probe: { type: 'boolean', default: false },
       mixed: { type: 'boolean', default: false },
       'mixed-duration': { type: 'string', default: '60' },
       memory: { type: 'boolean', default: false },
@@ -129,6 +132,7 @@ async function main(): Promise<void> {
     reference: values.reference,
     walks: values.walks,
     matrix: values.matrix,
+    probe: values.probe,
     mixed: values.mixed,
     mixedDuration: Number(values['mixed-duration']),
     memory: values.memory,
@@ -160,9 +164,16 @@ async function main(): Promise<void> {
   );
   console.log(`[bench] results written to ${file}`);
   await printMachine();
-  for (const [name, { rows, load, matrix, mixed, memory, insertCost }] of results) {
+  for (const [name, { rows, load, matrix, probe, mixed, memory, insertCost }] of results) {
     if (rows.length) printTable(SIZES[name], rows, options, load);
     if (matrix) console.log(`\n${name} M summary: ${summaryLine(matrix.summary)}`);
+    if (probe) {
+      console.log(`${name} P: ${probeSummary(probe)}`);
+      for (const line of [...probe.problems, ...probe.slow.map((s) => `${s.ms} ms ${s.path}`)]) {
+        console.log(`  ${line}`);
+      }
+      if (probe.problems.length) process.exitCode = 1;
+    }
     if (mixed) {
       console.log(
         `${name} X: ${mixed.requests} requests, ${Object.entries(mixed.statuses)
@@ -230,6 +241,7 @@ interface SizeResult {
   rows: Row[];
   walks: WalkRow[];
   matrix?: { rows: MatrixRow[]; summary: MatrixSummary };
+  probe?: ProbeResult;
   mixed?: MixedResult;
   memory?: MemoryResult;
   insertCost?: InsertCostResult;
@@ -244,6 +256,7 @@ interface BenchOptions {
   reference: boolean;
   walks: boolean;
   matrix: boolean;
+  probe: boolean;
   mixed: boolean;
   mixedDuration: number;
   memory: boolean;
@@ -359,6 +372,7 @@ async function benchServer(
     const matrix =
       options.matrix && wanted('M') ? await benchMatrix(server, url, tokens) : undefined;
     if (matrix) matrix.summary.peakRssMiB = server.peakRssMiB();
+    const probe = options.probe && wanted('P') ? await benchProbe(server, url, tokens) : undefined;
     // The mixed load has a server of its own (recounting every 10 s); this one stands idle.
     const mixed =
       options.mixed && wanted('X')
@@ -376,7 +390,7 @@ async function benchServer(
             heapMaxMb: options.memoryHeapMb,
           })
         : undefined;
-    return { rows, walks, matrix, mixed, memory };
+    return { rows, walks, matrix, probe, mixed, memory };
   } finally {
     await server.stop();
     for (const yardstick of yardsticks.values()) await yardstick.stop();

@@ -1,0 +1,286 @@
+/**
+ * P, the random probe (`--probe`): requests a consumer might send that the matrix does not list,
+ * drawn from a seeded generator (`BENCH_PROBE_SEED`, `BENCH_PROBE_CASES`), each page compared
+ * with the database's own `ORDER BY … LIMIT … OFFSET`. A case is 0-3 filters of one listing with
+ * realistic values (keyset bounds and windows among them), a sort, a limit and a token; page 1,
+ * one more page at random depth, three steps of `next`, and sometimes page_count against a COUNT.
+ * A database comparison that runs past BENCH_PROBE_DB_LIMIT_S (30 s) is left out, and counted.
+ */
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import type { RunningServer } from './bench-server';
+import type { MatrixTokens } from './matrix';
+
+export interface ProbeResult {
+  cases: number;
+  requests: number;
+  compared: number;
+  /** Comparisons the database could not answer within its limit. */
+  uncompared: number;
+  /** Requests answered after more than 1 s, and their paths. */
+  slow: { ms: number; path: string }[];
+  p50: number;
+  p99: number;
+  /** Replies that were not 200, rows unlike the database's, page counts unlike its count. */
+  problems: string[];
+}
+
+const SLOW_MS = 1000;
+const DAY_MS = 86_400_000;
+const AGO_MS = [3_600_000, DAY_MS, 7 * DAY_MS, 30 * DAY_MS, 180 * DAY_MS, 400 * DAY_MS];
+
+type Filter = () => { value: string; sql: string; args: unknown[] };
+
+interface ProbedListing {
+  table: string;
+  sorts: string[];
+  filters: Record<string, Filter>;
+}
+
+export async function benchProbe(
+  server: RunningServer,
+  databaseUrl: string,
+  tokens: MatrixTokens,
+): Promise<ProbeResult> {
+  const cases = Number(process.env.BENCH_PROBE_CASES ?? 100);
+  const limitS = Number(process.env.BENCH_PROBE_DB_LIMIT_S ?? 30);
+  let seed = Number(process.env.BENCH_PROBE_SEED ?? 1);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+
+  const db = await createConnection({ uri: databaseUrl, dateStrings: true });
+  const query = async (sql: string, args: unknown[] = []) =>
+    (await db.query<RowDataPacket[]>(sql, args))[0];
+  try {
+    const listings = await probedListings(query, random, pick);
+    const result: ProbeResult = {
+      cases,
+      requests: 0,
+      compared: 0,
+      uncompared: 0,
+      slow: [],
+      p50: 0,
+      p99: 0,
+      problems: [],
+    };
+    const times: number[] = [];
+    const get = async (path: string, token: string) => {
+      const started = performance.now();
+      const response = await fetch(`${server.baseUrl}${path}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(60_000),
+      });
+      const text = await response.text();
+      const ms = performance.now() - started;
+      times.push(ms);
+      result.requests++;
+      if (ms > SLOW_MS) result.slow.push({ ms: Math.round(ms), path });
+      if (response.status !== 200) {
+        result.problems.push(`${response.status} ${path}: ${text.slice(0, 200)}`);
+        return undefined;
+      }
+      const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
+      const body = JSON.parse(text) as {
+        data: { id: number }[];
+        pagination: { page_count: number };
+      };
+      return { ids: body.data.map((row) => row.id), pageCount: body.pagination.page_count, next };
+    };
+
+    for (let i = 0; i < cases; i++) {
+      const listing = random() < 0.5 ? listings.users : listings.activities;
+      const chosen = new Set<string>();
+      const wanted = Math.floor(random() * 4);
+      while (chosen.size < wanted) chosen.add(pick(Object.keys(listing.filters)));
+      const scoped = random() < 0.3;
+      const params = new URLSearchParams();
+      const where: string[] = [];
+      const args: unknown[] = [];
+      for (const name of chosen) {
+        const filter = listing.filters[name]();
+        params.set(name, filter.value);
+        where.push(filter.sql);
+        args.push(...filter.args);
+      }
+      if (scoped) {
+        where.push('t.organization_id = ?');
+        args.push(tokens.organizationId);
+      }
+      const column = pick(listing.sorts);
+      const direction = random() < 0.5 ? 'DESC' : 'ASC';
+      params.set('sort', `${direction === 'DESC' ? '-' : ''}${column}`);
+      const limit = pick([1, 7, 20, 100]);
+      params.set('limit', String(limit));
+      const order =
+        column === 'id' ? `t.id ${direction}` : `t.${column} ${direction}, t.id ${direction}`;
+      const whereSql = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+      const token = scoped ? tokens.scoped : tokens.unscoped;
+      const path = `/v1/${listing.table}?${params}`;
+
+      const compare = async (label: string, page: number, ids: number[]) => {
+        try {
+          const rows = await query(
+            `SET STATEMENT max_statement_time=${limitS} FOR SELECT t.id FROM ${listing.table} t${whereSql} ORDER BY ${order} LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+            args,
+          );
+          result.compared++;
+          const expected = rows.map((row) => Number(row.id));
+          if (JSON.stringify(ids) !== JSON.stringify(expected)) {
+            result.problems.push(`rows ${label}: ${ids.slice(0, 4)}… not ${expected.slice(0, 4)}…`);
+          }
+        } catch (error) {
+          if (!/max_statement_time|interrupted/i.test(String(error))) throw error;
+          result.uncompared++;
+        }
+      };
+
+      const first = await get(path, token);
+      if (!first) continue;
+      await compare(path, 1, first.ids);
+      if (random() < 0.3) {
+        const [{ n }] = await query(
+          `SET STATEMENT max_statement_time=${limitS} FOR SELECT COUNT(*) AS n FROM ${listing.table} t${whereSql}`,
+          args,
+        ).catch(() => [{ n: undefined }]);
+        if (n !== undefined && Math.ceil(Number(n) / limit) !== first.pageCount) {
+          result.problems.push(
+            `page_count ${path}: ${first.pageCount}, not ${Math.ceil(Number(n) / limit)}`,
+          );
+        }
+      }
+      if (first.pageCount > 1) {
+        const count = first.pageCount;
+        const page = pick([
+          2,
+          Math.ceil(count / 2),
+          Math.ceil(count * 0.9),
+          count,
+          1 + Math.floor(random() * count),
+        ]);
+        const deeper = await get(`${path}&page=${page}`, token);
+        if (deeper) await compare(`${path}&page=${page}`, page, deeper.ids);
+      }
+      let next = first.next;
+      for (let step = 2; step <= 4 && next; step++) {
+        const target = new URL(next, server.baseUrl);
+        const reply = await get(`${target.pathname}${target.search}`, token);
+        if (!reply) break;
+        await compare(`${path} step ${step}`, step, reply.ids);
+        next = reply.next;
+      }
+    }
+    times.sort((a, b) => a - b);
+    result.p50 = Math.round(times[Math.floor(times.length / 2)] ?? 0);
+    result.p99 = Math.round(times[Math.floor(times.length * 0.99)] ?? 0);
+    return result;
+  } finally {
+    await db.end();
+  }
+}
+
+export const probeSummary = (probe: ProbeResult): string =>
+  `${probe.cases} cases, ${probe.requests} requests, ${probe.compared} pages compared with the ` +
+  `database (${probe.uncompared} left out), ${probe.problems.length} problems, ${probe.slow.length} over 1 s; ` +
+  `p50 ${probe.p50} ms, p99 ${probe.p99} ms`;
+
+/** The filters of each listing, with values read from the data itself. */
+async function probedListings(
+  query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
+  random: () => number,
+  pick: <T>(items: readonly T[]) => T,
+): Promise<{ users: ProbedListing; activities: ProbedListing }> {
+  const [{ maxActivity }] = await query('SELECT MAX(id) AS maxActivity FROM login_activities');
+  const [{ maxUser }] = await query('SELECT MAX(id) AS maxUser FROM users');
+  const activities: RowDataPacket[] = [];
+  const users: RowDataPacket[] = [];
+  for (let i = 0; i < 20; i++) {
+    const [activity] = await query(
+      `SELECT user_id, user_email, ip_address, session_id FROM login_activities
+        WHERE id >= ? AND user_id IS NOT NULL AND session_id IS NOT NULL ORDER BY id LIMIT 1`,
+      [Math.floor(random() * Number(maxActivity))],
+    );
+    const [user] = await query(
+      'SELECT name, email, role_id, organization_id FROM users WHERE id >= ? ORDER BY id LIMIT 1',
+      [Math.floor(random() * Number(maxUser))],
+    );
+    if (activity) activities.push(activity);
+    if (user) users.push(user);
+  }
+  const equals =
+    (column: string, values: () => unknown): Filter =>
+    () => {
+      const value = values();
+      return { value: String(value), sql: `t.${column} = ?`, args: [value] };
+    };
+  const flag =
+    (column: string): Filter =>
+    () => {
+      const value = random() < 0.5;
+      return { value: String(value), sql: `t.${column} = ?`, args: [value ? 1 : 0] };
+    };
+  const time =
+    (column: string, operator: '>=' | '<'): Filter =>
+    () => {
+      const at = new Date(Math.floor((Date.now() - pick(AGO_MS)) / 1000) * 1000);
+      const sql = at.toISOString().replace('T', ' ').replace('Z', '');
+      return { value: at.toISOString(), sql: `t.${column} ${operator} ?`, args: [sql] };
+    };
+  const keyset =
+    (max: number, operator: '>' | '<'): Filter =>
+    () => {
+      const id = Math.floor(random() * max);
+      return { value: String(id), sql: `t.id ${operator} ?`, args: [id] };
+    };
+  return {
+    users: {
+      table: 'users',
+      sorts: ['id', 'created_at', 'updated_at', 'name', 'email'],
+      filters: {
+        organization_id: equals('organization_id', () => pick(users).organization_id),
+        role_id: equals('role_id', () => pick(users).role_id),
+        email: equals('email', () => pick(users).email),
+        q: () => {
+          const user = pick(users);
+          const text = String(random() < 0.5 ? user.name : user.email);
+          const value = text.slice(0, 2 + Math.floor(random() * 3));
+          const like = `${value.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+          return {
+            value,
+            sql: "(t.name LIKE ? ESCAPE '!' OR t.email LIKE ? ESCAPE '!')",
+            args: [like, like],
+          };
+        },
+        created_from: time('created_at', '>='),
+        created_to: time('created_at', '<'),
+        updated_from: time('updated_at', '>='),
+        updated_to: time('updated_at', '<'),
+        after_id: keyset(Number(maxUser), '>'),
+        before_id: keyset(Number(maxUser), '<'),
+      },
+    },
+    activities: {
+      table: 'login_activities',
+      sorts: ['id', 'created_at'],
+      filters: {
+        user_id: equals('user_id', () => pick(activities).user_id),
+        user_email: equals('user_email', () => pick(activities).user_email),
+        success: flag('success'),
+        authentication_method: equals('authentication_method', () =>
+          pick(['password', 'oauth', 'saml', 'magic_link', 'passkey']),
+        ),
+        oauth_provider: equals('oauth_provider', () =>
+          pick(['google', 'microsoft', 'github', 'okta', 'apple']),
+        ),
+        failure_reason: equals('failure_reason', () =>
+          pick(['invalid_credentials', 'unknown_user', 'account_locked', 'otp_invalid']),
+        ),
+        ip_address: equals('ip_address', () => pick(activities).ip_address),
+        session_id: equals('session_id', () => pick(activities).session_id),
+        otp_required: flag('otp_required'),
+        created_from: time('created_at', '>='),
+        created_to: time('created_at', '<'),
+        after_id: keyset(Number(maxActivity), '>'),
+        before_id: keyset(Number(maxActivity), '<'),
+      },
+    },
+  };
+}
