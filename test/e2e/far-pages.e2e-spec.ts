@@ -105,6 +105,23 @@ describe('far pages and next links while a cached total is stale', () => {
     }
   });
 
+  it('reads a far page with the total of its own snapshot: next goes on to the rows appended since', async () => {
+    const a = await roleWith(28);
+    const query = `role_id=${a.role.id}&sort=created_at`;
+    expect((await page(query, 1)).total).toBe(28); // cached: 4 full pages
+    const later = await kit.data.many(5, (i) =>
+      kit.data.user({ role_id: a.role.id, created_at: new Date(Date.UTC(2026, 0, 2, 0, 0, i)) }),
+    );
+    const reply = await client.get(`/v1/users?${query}&limit=${LIMIT}&page=4`).expect(200);
+    expect(reply.headers['x-total-count']).toBe('33');
+    const next = parseLinks(reply.headers.link as string | undefined).next;
+    expect(next).toBeDefined();
+    const rest = await client.get(next!).expect(200);
+    expect((rest.body as { data: { id: number }[] }).data.map((row) => row.id)).toEqual(
+      later.map((user) => user.id),
+    );
+  });
+
   it('ends a walk by next at its last row, though a deleted row leaves page_count stale', async () => {
     const a = await roleWith(30);
     const query = `role_id=${a.role.id}&sort=-id&limit=${LIMIT}`;

@@ -97,13 +97,14 @@ export class ListingPager {
     };
     const counted = await this.totals.of(walk, countWithPage);
     // A page past the end is answered without walking the index to its end.
-    const read: Rows<TItem> & { recounted?: ListingTotal } =
+    const read: Rows<TItem> & { total?: number } =
       countedWithPage ??
       (offset < counted.total
         ? ((await this.positionedPage(walk, offset, counted.total)) ??
           (await this.pageAfterCount(walk, offset, counted)))
         : { items: [], completeAsOf: Date.now() });
-    const total = read.recounted?.total ?? counted.total;
+    // A page read from the end knows the total of its own snapshot.
+    const total = read.total ?? counted.total;
     const more = offset + read.items.length < total;
     return this.page(walk, read, offset, total, more);
   }
@@ -113,7 +114,7 @@ export class ListingPager {
     walk: Walk<TItem>,
     offset: number,
     counted: ListingTotal,
-  ): Promise<Rows<TItem> & { recounted?: ListingTotal }> {
+  ): Promise<Rows<TItem> & { total?: number }> {
     const { repository, criteria, limit } = walk;
     const started = Date.now();
     const read = await repository.findPageAfterCount(

@@ -209,7 +209,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /**
    * Reads a page given a total counted earlier (e.g. cached); from the end, first counts in the
    * page's snapshot the rows appended since (a short range at the end of the ids), or with
-   * `changedSince`, where a row has changed since then, every row (`recounted`).
+   * `changedSince`, where a row has changed since then, every row (`recounted`): `total` is then
+   * the snapshot's.
    */
   async findPageAfterCount(
     criteria: ListingCriteria,
@@ -218,24 +219,25 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     known: ListingTotal,
     options: PageOptions = {},
     changedSince?: Date,
-  ): Promise<Rows<TItem> & { recounted?: ListingTotal }> {
+  ): Promise<Rows<TItem> & { total?: number; recounted?: ListingTotal }> {
     const nearEnd = walksFromEnd(offset, limit, known.total);
     let recounted: ListingTotal | undefined;
+    let total: number | undefined;
     const rows = await this.readRows(
       nearEnd,
       async (runner, statements) => {
-        let total = known.total;
         if (nearEnd && changedSince && (await this.changedIn(runner, statements, changedSince))) {
           recounted = await this.countIn(runner, statements, criteria);
           total = recounted.total;
         } else if (nearEnd) {
-          total += (await this.countIn(runner, statements, idsAbove(criteria, known.maxId))).total;
+          const appended = await this.countIn(runner, statements, idsAbove(criteria, known.maxId));
+          total = known.total + appended.total;
         }
-        return this.pageIn(runner, statements, criteria, offset, limit, total);
+        return this.pageIn(runner, statements, criteria, offset, limit, total ?? known.total);
       },
       options,
     );
-    return { ...rows, recounted };
+    return { ...rows, total, recounted };
   }
 
   /** Whether a row of the table was changed at or after `since` (by `definition.changedAt`). */
