@@ -187,6 +187,29 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     },
   );
 
+  it.each(['created_at', '-created_at'])(
+    'starts page 1 of a keyset bound sorted by %s at the hour of its first match',
+    async (sort) => {
+      const order = sort.startsWith('-') ? 'DESC' : 'ASC';
+      const rows = await kit.dataSource.query<{ id: number }[]>(
+        `SELECT id FROM login_activities WHERE failure_reason = 'invalid_credentials' AND id > 2100 ORDER BY created_at ${order}, id ${order} LIMIT 7`,
+      );
+      const watch = watchStatements(kit.dataSource);
+      const reply = await kit
+        .as(token)
+        .get(
+          `/v1/login_activities?failure_reason=invalid_credentials&after_id=2100&sort=${sort}&limit=7`,
+        )
+        .expect(200);
+      const positioned = watch.parameterNames().filter((names) => names.includes('bucket_edge'));
+      watch.stop();
+      expect(reply.body.data.map((item: { id: number }) => item.id)).toEqual(
+        rows.map((row) => Number(row.id)),
+      );
+      expect(positioned.length).toBe(1);
+    },
+  );
+
   it('counts the rows appended since the rollup where it positions pages newest first', async () => {
     await kit.data.many(5, (i) =>
       kit.data.loginActivity({

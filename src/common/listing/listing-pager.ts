@@ -157,7 +157,11 @@ export class ListingPager {
   ): Promise<Rows<TItem> | undefined> {
     const { repository, criteria, limit } = walk;
     const depth = Math.min(offset, total - offset - limit);
-    if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows)) return undefined;
+    // A keyset bound in a time order: even page 1 starts at the hour its first match is in, rather
+    // than walking the index through the hours before the bound.
+    const keysetInTime = criteria.sortColumn !== 'id' && criteria.conditions.some((c) => c.keyset);
+    if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows) && !keysetInTime)
+      return undefined;
     const deep = depth >= this.deepPageRows;
     const spans = await this.totals.spans(walk, deep ? depth : undefined);
     if (!spans) return deep ? this.markedPage(walk, offset, total) : undefined;
