@@ -134,6 +134,26 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     },
   );
 
+  /** The database's ids for `where` in `sort` order, and the ids of every page the service serves. */
+  async function pagesOf(query: string, where: string, sort: string) {
+    const column = sort.replace('-', '');
+    const order = sort.startsWith('-') ? 'DESC' : 'ASC';
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM login_activities WHERE ${where} ORDER BY ${column} ${order}, id ${order}`,
+    );
+    const expected = rows.map((row) => Number(row.id));
+    const limit = 7;
+    const served: number[] = [];
+    for (let page = 1; page <= Math.ceil(expected.length / limit); page++) {
+      const reply = await kit
+        .as(token)
+        .get(`/v1/login_activities?${query}&sort=${sort}&limit=${limit}&page=${page}`)
+        .expect(200);
+      served.push(...reply.body.data.map((item: { id: number }) => item.id));
+    }
+    return { expected, served };
+  }
+
   const pair = ['success=false&otp_required=false', 'success = 0 AND otp_required = 0'] as const;
   const keyset = ['success=false&after_id=600', 'success = 0 AND id > 600'] as const;
   const windowed = [
@@ -157,21 +177,8 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     'positions the deep pages of ?%s (%s), sort=%s, from the rollup: every page the database’s',
     async (query, where, sort) => {
       const column = sort.replace('-', '');
-      const order = sort.startsWith('-') ? 'DESC' : 'ASC';
-      const rows = await kit.dataSource.query<{ id: number }[]>(
-        `SELECT id FROM login_activities WHERE ${where} ORDER BY ${column} ${order}, id ${order}`,
-      );
-      const expected = rows.map((row) => Number(row.id));
-      const limit = 7;
       const watch = watchStatements(kit.dataSource);
-      const seen: number[] = [];
-      for (let page = 1; page <= Math.ceil(expected.length / limit); page++) {
-        const reply = await kit
-          .as(token)
-          .get(`/v1/login_activities?${query}&sort=${sort}&limit=${limit}&page=${page}`)
-          .expect(200);
-        seen.push(...reply.body.data.map((item: { id: number }) => item.id));
-      }
+      const { expected, served: seen } = await pagesOf(query, where, sort);
       const names = watch.parameterNames();
       // Besides the rows appended since the rollup, bucketed (a short range of ids).
       const histograms = watch
@@ -218,21 +225,9 @@ describe('totals of any combination of the few-valued filters, from the rollup',
         created_at: new Date(Date.UTC(2026, 10, 20, 23, 0, i)),
       }),
     );
-    for (const column of ['created_at', 'id']) {
-      const rows = await kit.dataSource.query<{ id: number }[]>(
-        `SELECT id FROM login_activities WHERE success = 0 AND otp_required = 0 ORDER BY ${column} DESC, id DESC`,
-      );
-      const expected = rows.map((row) => Number(row.id));
-      const limit = 7;
+    for (const sort of ['-created_at', '-id']) {
       const watch = watchStatements(kit.dataSource);
-      const seen: number[] = [];
-      for (let page = 1; page <= Math.ceil(expected.length / limit); page++) {
-        const reply = await kit
-          .as(token)
-          .get(`/v1/login_activities?${pair[0]}&sort=-${column}&limit=${limit}&page=${page}`)
-          .expect(200);
-        seen.push(...reply.body.data.map((item: { id: number }) => item.id));
-      }
+      const { expected, served: seen } = await pagesOf(...pair, sort);
       const positioned = watch.parameterNames().filter((names) => names.includes('bucket_edge'));
       watch.stop();
       expect(seen).toEqual(expected);
