@@ -168,16 +168,18 @@ async function listings(databaseUrl: string, organizationId: number): Promise<Li
   ];
 }
 
-interface Reply {
+export interface Reply {
   status: number;
   ms: number;
   pageCount?: number;
+  /** The page's ids, in order. */
+  ids?: number[];
   detail?: string;
   /** The `next` link's target. */
   next?: string;
 }
 
-async function timedGet(server: RunningServer, path: string, token: string): Promise<Reply> {
+export async function timedGet(server: RunningServer, path: string, token: string): Promise<Reply> {
   const started = performance.now();
   try {
     const response = await fetch(`${server.baseUrl}${path}`, {
@@ -187,9 +189,13 @@ async function timedGet(server: RunningServer, path: string, token: string): Pro
     const text = await response.text();
     const ms = performance.now() - started;
     if (response.status === 200) {
-      const body = JSON.parse(text) as { pagination: { page_count: number } };
+      const body = JSON.parse(text) as {
+        data: { id: number }[];
+        pagination: { page_count: number };
+      };
       const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
-      return { status: 200, ms, pageCount: Number(body.pagination.page_count), next };
+      const ids = body.data.map((row) => row.id);
+      return { status: 200, ms, pageCount: Number(body.pagination.page_count), ids, next };
     }
     let detail = text.slice(0, 300);
     try {

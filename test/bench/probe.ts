@@ -8,7 +8,7 @@
  */
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { RunningServer } from './bench-server';
-import type { MatrixTokens } from './matrix';
+import { timedGet, type MatrixTokens } from './matrix';
 
 export interface ProbeResult {
   cases: number;
@@ -64,26 +64,15 @@ export async function benchProbe(
     };
     const times: number[] = [];
     const get = async (path: string, token: string) => {
-      const started = performance.now();
-      const response = await fetch(`${server.baseUrl}${path}`, {
-        headers: { authorization: `Bearer ${token}` },
-        signal: AbortSignal.timeout(60_000),
-      });
-      const text = await response.text();
-      const ms = performance.now() - started;
-      times.push(ms);
+      const reply = await timedGet(server, path, token);
+      times.push(reply.ms);
       result.requests++;
-      if (ms > SLOW_MS) result.slow.push({ ms: Math.round(ms), path });
-      if (response.status !== 200) {
-        result.problems.push(`${response.status} ${path}: ${text.slice(0, 200)}`);
+      if (reply.ms > SLOW_MS) result.slow.push({ ms: Math.round(reply.ms), path });
+      if (reply.status !== 200) {
+        result.problems.push(`${reply.status} ${path}: ${reply.detail}`);
         return undefined;
       }
-      const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
-      const body = JSON.parse(text) as {
-        data: { id: number }[];
-        pagination: { page_count: number };
-      };
-      return { ids: body.data.map((row) => row.id), pageCount: body.pagination.page_count, next };
+      return { ids: reply.ids!, pageCount: reply.pageCount!, next: reply.next };
     };
 
     for (let i = 0; i < cases; i++) {

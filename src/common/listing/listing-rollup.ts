@@ -7,7 +7,7 @@ import type { Bucket, ListingRepository, PageOptions } from './listing.repositor
 /** Ids a rollup's statement reads at once: a short stretch of the primary key. */
 const CHUNK_IDS = 100_000;
 const HOUR_MS = 3_600_000;
-/** The most rows-per-hour lists a rollup keeps between two additions of rows. */
+/** The most answers of each kind (rows per hour, hours matched) a rollup keeps between additions. */
 const MAX_HOUR_ROWS = 32;
 
 type AnyRepository = ListingRepository<{ id: number }>;
@@ -99,6 +99,8 @@ class Rollup {
   private readonly sums = new Map<string, number>();
   /** Rows per hour asked for since the last rows were added (deep pages), likewise. */
   private readonly hourRows = new Map<string, [number, number][]>();
+  /** The hours a window and keyset bound keep (each planner estimate asks again), likewise. */
+  private readonly matched = new Map<string, MatchedHours | undefined>();
   /** `byHour`, worked out once per set of rows. */
   private hourly?: Bucket[];
   /** `idRanges`, likewise (null: the hours' ids overlap). */
@@ -107,6 +109,7 @@ class Rollup {
   add(values: unknown[], hour: number, rows: number, firstId: number, lastId: number): void {
     this.sums.clear();
     this.hourRows.clear();
+    this.matched.clear();
     this.hourly = undefined;
     this.ranges = undefined;
     const key = JSON.stringify(values);
@@ -146,6 +149,39 @@ class Rollup {
         : null;
     }
     return this.ranges ?? undefined;
+  }
+
+  /**
+   * The hours of a match's window that a keyset bound keeps whole, as runs, and those left to
+   * count: the window's partial hours and the hours whose ids the bound cuts (undefined: too many).
+   */
+  hours({ window, ids }: Match): MatchedHours | undefined {
+    const key = JSON.stringify([window.from, window.to, ids.from, ids.to]);
+    if (this.matched.has(key)) return this.matched.get(key);
+    const { first, end, edges } = wholeHours(window);
+    const { from = -Infinity, to = Infinity } = ids;
+    let hours: MatchedHours | undefined = { runs: [[first, end]], edges };
+    if (from !== -Infinity || to !== Infinity) {
+      const runs: [number, number][] = [];
+      let run: [number, number] | undefined;
+      let cut = 0;
+      for (const [hour, , low, high] of this.byHour()) {
+        if (hour < first || hour >= end || high! < from || low! > to) {
+          run = undefined;
+        } else if (low! >= from && high! <= to) {
+          if (run) run[1] = hour + 1;
+          else runs.push((run = [hour, hour + 1]));
+        } else {
+          run = undefined;
+          if (++cut > MAX_CUT_HOURS) break;
+          edges.push([hour * HOUR_MS, (hour + 1) * HOUR_MS]);
+        }
+      }
+      hours = cut > MAX_CUT_HOURS ? undefined : { runs, edges };
+    }
+    if (this.matched.size >= MAX_HOUR_ROWS) this.matched.clear();
+    this.matched.set(key, hours);
+    return hours;
   }
 
   /** The rows of the combinations `match` keeps per hour of `[first, end)`, in hour order. */
@@ -260,8 +296,8 @@ export class ListingRollups {
     const match = this.matcher(repository, criteria.conditions);
     if (!match) return undefined;
     const rollup = await this.current(repository, background);
-    const hours = rollup && hoursOf(rollup, match);
-    if (!hours) return undefined;
+    const hours = rollup?.hours(match);
+    if (!rollup || !hours) return undefined;
     const total = hours.runs.reduce((sum, [first, end]) => sum + rollup.sum(match, first, end), 0);
     return { total, maxId: rollup.maxId, edges: hours.edges };
   }
@@ -270,7 +306,7 @@ export class ListingRollups {
   answers(repository: AnyRepository, criteria: ListingCriteria): boolean {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
-    return !!match && hoursOf(rollup, match) !== undefined;
+    return !!match && rollup.hours(match) !== undefined;
   }
 
   /**
@@ -290,7 +326,7 @@ export class ListingRollups {
   estimate(repository: AnyRepository, conditions: Condition[]): number | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, conditions);
-    const hours = match && hoursOf(rollup, match);
+    const hours = match && rollup.hours(match);
     if (!hours) return undefined;
     // The hours left to count are taken whole.
     const whole = hours.edges.map(([from, to]) => [
@@ -312,7 +348,7 @@ export class ListingRollups {
   ): { spans: [number, number, number][]; edges: RolledEdge[]; maxId: number } | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
-    const hours = match && hoursOf(rollup, match);
+    const hours = match && rollup.hours(match);
     if (!hours) return undefined;
     const time = column === repository.definition.rollup!.time;
     const ranges = time ? undefined : column === 'id' ? rollup.idRanges() : undefined;
@@ -449,32 +485,6 @@ export class ListingRollups {
         [...wanted].every(([index, value]) => same(values[index], value)),
     };
   }
-}
-
-/**
- * The hours of a match's window that a keyset bound keeps whole, as runs, and those left to count:
- * the window's partial hours and the hours whose ids the bound cuts (undefined: too many).
- */
-function hoursOf(rollup: Rollup, { window, ids }: Match): MatchedHours | undefined {
-  const { first, end, edges } = wholeHours(window);
-  const { from = -Infinity, to = Infinity } = ids;
-  if (from === -Infinity && to === Infinity) return { runs: [[first, end]], edges };
-  const runs: [number, number][] = [];
-  let run: [number, number] | undefined;
-  let cut = 0;
-  for (const [hour, , low, high] of rollup.byHour()) {
-    if (hour < first || hour >= end || high! < from || low! > to) {
-      run = undefined;
-    } else if (low! >= from && high! <= to) {
-      if (run) run[1] = hour + 1;
-      else runs.push((run = [hour, hour + 1]));
-    } else {
-      run = undefined;
-      if (++cut > MAX_CUT_HOURS) return undefined;
-      edges.push([hour * HOUR_MS, (hour + 1) * HOUR_MS]);
-    }
-  }
-  return { runs, edges };
 }
 
 /** A window's whole hours `[first, end)`, and its partial ones at the edges as `[from, to)` ms. */
