@@ -146,4 +146,25 @@ describe('deep pages positioned by the histogram (DEEP_PAGE_ROWS)', () => {
       }
     });
   });
+
+  it('deep pages hold the rows appended since their histogram, within its TTL (scoped)', async () => {
+    const queries = ['sort=-created_at', 'sort=-id'];
+    // Scoped, the rollup does not answer: the pages are positioned by the criteria's histogram.
+    for (const query of queries) await expectEveryPageAsTheWalk(query, 'scoped');
+    const user = await kit.data.user({ organization_id: scope });
+    // Newest first, rows appended since the histogram come before every deep page.
+    await kit.data.many(5, () => kit.data.loginActivity({ user, created_at: new Date() }));
+    const token = await kit.token({ organizationId: scope });
+    for (const query of queries) {
+      const all = await exported(token, query);
+      for (let n = 2; n < Math.ceil(all.length / LIMIT); n++) {
+        const reply = await kit
+          .as(token)
+          .get(`/v1/login_activities?${query}&limit=${LIMIT}&page=${n}`)
+          .expect(200);
+        const ids = (reply.body.data as { id: number }[]).map((item) => item.id);
+        expect({ query, n, ids }).toEqual({ query, n, ids: all.slice((n - 1) * LIMIT, n * LIMIT) });
+      }
+    }
+  });
 });

@@ -97,8 +97,14 @@ export class ListingTotals {
             bucket,
             window && (() => this.outside(walk, window, bucket, walkRows)),
           );
-    const buckets = histogram?.buckets ?? [];
-    if (!histogram || buckets.some(([index]) => index < 0)) return undefined;
+    if (!histogram) return undefined;
+    // With the rows appended since the histogram (a short range of ids), in their buckets.
+    const appended = idsAbove(criteria, histogram.maxId);
+    const { buckets = [] } = advanced(
+      histogram,
+      await repository.countByBucket(appended, bucket, this.walks.options),
+    );
+    if (buckets.some(([index]) => index < 0)) return undefined;
     return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
   }
 
