@@ -92,6 +92,20 @@ describe('listing totals and deep pages', () => {
       expect(response.headers['x-total-count']).toBe('28');
       rows = all;
     });
+
+    it('reads a page past the cached end when rows were appended since', async () => {
+      const since = new Date(Date.now() - 60_000).toISOString();
+      const path = `/v1/users?created_from=${encodeURIComponent(since)}&sort=created_at`;
+      const before = await kit.as(token).get(path).expect(200);
+      const user = await kit.data.user({ created_at: new Date(), updated_at: new Date() });
+      const after = await kit.as(token).get(path).expect(200);
+      // The cached total did not count the new user; its page 1 lists it all the same.
+      expect(after.body.data.map((item: { id: number }) => item.id)).toEqual([
+        ...before.body.data.map((item: { id: number }) => item.id),
+        user.id,
+      ]);
+      expect(after.body.pagination.page_count).toBe(1);
+    });
   });
 
   describe('with a short cache time', () => {

@@ -96,17 +96,37 @@ export class ListingPager {
       return { ...total, countedAt: Date.now() };
     };
     const counted = await this.totals.of(walk, countWithPage);
-    // A page past the end is answered without walking the index to its end.
     const read: Rows<TItem> & { total?: number } =
       countedWithPage ??
       (offset < counted.total
         ? ((await this.positionedPage(walk, offset, counted.total)) ??
           (await this.pageAfterCount(walk, offset, counted)))
-        : { items: [], completeAsOf: Date.now() });
+        : await this.pastCachedEnd(walk, offset, counted));
     // A page read from the end knows the total of its own snapshot.
     const total = read.total ?? counted.total;
     const more = offset + read.items.length < total;
     return this.page(walk, read, offset, total, more);
+  }
+
+  /**
+   * A page at or past the cached total's end: past the rows appended since too (ids above the
+   * total's highest, a short range), it is answered without walking the index to its end.
+   */
+  private async pastCachedEnd<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    offset: number,
+    counted: ListingTotal,
+  ): Promise<Rows<TItem> & { total?: number }> {
+    const { repository, criteria } = walk;
+    const appended = await repository.count(idsAbove(criteria, counted.maxId), this.walks.options);
+    const total = counted.total + appended.total;
+    if (offset >= total) return { items: [], completeAsOf: Date.now(), total };
+    const read = await this.pageAfterCount(walk, offset, {
+      ...counted,
+      total,
+      maxId: appended.maxId,
+    });
+    return { ...read, total: read.total ?? total };
   }
 
   /** The page read after its (cached) total; counted afresh with it where rows may have moved. */
