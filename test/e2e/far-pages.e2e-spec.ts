@@ -137,4 +137,21 @@ describe('far pages and next links while a cached total is stale', () => {
     }
     expect(seen).toEqual([...a.ids.slice(3)].reverse());
   });
+
+  it('reads far pages of a keyset walk exactly when users were appended since its histogram', async () => {
+    const a = await roleWith(30);
+    // The first keyset request has the criteria's histogram by id counted, in the background.
+    await page(`sort=name&after_id=${a.ids[0]}`, 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await kit.data.many(4, () => kit.data.user({ role_id: a.role.id }));
+    // A new bound's total: the histogram's buckets and a count of the ids near the bound.
+    const query = `sort=name&after_id=${a.ids[5]}`;
+    const where = `id > ${a.ids[5]}`;
+    expect((await page(query, 1)).total).toBe(28);
+    for (const number of [3, 4]) {
+      expect((await page(query, number)).ids).toEqual(
+        await databasePage(where, 'name, id', number),
+      );
+    }
+  });
 });

@@ -465,15 +465,19 @@ export class ListingTotals {
     const histogram = this.histogram(baseWalk, sortBucket('id'));
     // Until the histogram has been counted once, in the background, the rows are counted as they are.
     if (!histogram) return repository.count(walk.criteria, this.walks.options);
-    const [counted, within] = await Promise.all([
-      histogram,
-      repository.count({ ...base, conditions: [...base.conditions, near] }, this.walks.options),
+    const counted = await histogram;
+    // Up to the histogram's highest id, like its buckets; the rows appended since, counted apart.
+    const upTo = idsUpTo('keyset_max_id', counted.maxId);
+    const conditions = [...base.conditions, near, upTo];
+    const [within, appended] = await Promise.all([
+      repository.count({ ...base, conditions }, this.walks.options),
+      repository.count(idsAbove(walk.criteria, counted.maxId), this.walks.options),
     ]);
     let beyond = 0;
     for (const [index, rows] of counted.buckets ?? []) {
       if (upwards ? index > bucket : index < bucket) beyond += rows;
     }
-    return { total: beyond + within.total, maxId: counted.maxId };
+    return { total: beyond + within.total + appended.total, maxId: appended.maxId };
   }
 }
 
