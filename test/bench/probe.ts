@@ -5,9 +5,12 @@
  * realistic values (keyset bounds and windows among them), a sort, a limit and a token; page 1,
  * one more page at random depth, three steps of `next`, and sometimes page_count against a COUNT.
  * A database comparison that runs past BENCH_PROBE_DB_LIMIT_S (30 s) is left out, and counted.
+ * With BENCH_PROBE_APPEND=N, every N cases append login activities and users, as a live platform
+ * does: rows must stay exact, so page_count (which may lag by the TTL) is then not compared.
  */
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { RunningServer } from './bench-server';
+import { ACTIVITY_COLUMNS } from '../../src/database/seed/demo-data';
 import { timedGet, type MatrixTokens } from './matrix';
 
 export interface ProbeResult {
@@ -43,6 +46,7 @@ export async function benchProbe(
 ): Promise<ProbeResult> {
   const cases = Number(process.env.BENCH_PROBE_CASES ?? 100);
   const limitS = Number(process.env.BENCH_PROBE_DB_LIMIT_S ?? 30);
+  const appendEvery = Number(process.env.BENCH_PROBE_APPEND ?? 0);
   let seed = Number(process.env.BENCH_PROBE_SEED ?? 1);
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
@@ -76,6 +80,7 @@ export async function benchProbe(
     };
 
     for (let i = 0; i < cases; i++) {
+      if (appendEvery > 0 && i > 0 && i % appendEvery === 0) await append(query, random);
       const listing = random() < 0.5 ? listings.users : listings.activities;
       const chosen = new Set<string>();
       const wanted = Math.floor(random() * 4);
@@ -125,7 +130,7 @@ export async function benchProbe(
       const first = await get(path, token);
       if (!first) continue;
       await compare(path, 1, first.ids);
-      if (random() < 0.3) {
+      if (!appendEvery && random() < 0.3) {
         const [{ n }] = await query(
           `SET STATEMENT max_statement_time=${limitS} FOR SELECT COUNT(*) AS n FROM ${listing.table} t${whereSql}`,
           args,
@@ -170,6 +175,38 @@ export const probeSummary = (probe: ProbeResult): string =>
   `${probe.cases} cases, ${probe.requests} requests, ${probe.compared} pages compared with the ` +
   `database (${probe.uncompared} left out), ${probe.problems.length} problems, ${probe.slow.length} over 1 s; ` +
   `p50 ${probe.p50} ms, p99 ${probe.p99} ms`;
+
+/** Just past TAIL_HOLDBACK_MS (5 s), which keeps newer rows out of ascending id walks. */
+const CREATED = 'UTC_TIMESTAMP() - INTERVAL 6 SECOND';
+
+/**
+ * Appends copies of a few existing login activities and users, created now: the rows a live
+ * platform adds between two requests of a walk.
+ */
+async function append(
+  query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
+  random: () => number,
+): Promise<void> {
+  const rows = 1 + Math.floor(random() * 50);
+  const [{ maxActivity, maxUser }] = await query(
+    'SELECT (SELECT MAX(id) FROM login_activities) AS maxActivity, (SELECT MAX(id) FROM users) AS maxUser',
+  );
+  const copied = ACTIVITY_COLUMNS.map((column) =>
+    column === 'created_at' ? CREATED : column,
+  );
+  await query(
+    `INSERT INTO login_activities (${ACTIVITY_COLUMNS.join(', ')})
+     SELECT ${copied.join(', ')} FROM login_activities WHERE id >= ? ORDER BY id LIMIT ${rows}`,
+    [Math.floor(random() * Number(maxActivity))],
+  );
+  await query(
+    `INSERT INTO users (name, email, role_id, organization_id, created_at, updated_at)
+     SELECT name, CONCAT('probe', ?, '.', id, '.', email), role_id, organization_id,
+            ${CREATED}, ${CREATED}
+       FROM users WHERE id >= ? ORDER BY id LIMIT ${Math.ceil(rows / 10)}`,
+    [Date.now(), Math.floor(random() * Number(maxUser))],
+  );
+}
 
 /** The filters of each listing, with values read from the data itself. */
 async function probedListings(
