@@ -7,6 +7,7 @@
  * A database comparison that runs past BENCH_PROBE_DB_LIMIT_S (30 s) is left out, and counted.
  * With BENCH_PROBE_APPEND=N, every N cases append login activities and users, as a live platform
  * does: rows must stay exact, so page_count (which may lag by the TTL) is then not compared.
+ * BENCH_PROBE_UPDATE=1 also changes a few users each time.
  */
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { RunningServer } from './bench-server';
@@ -47,6 +48,7 @@ export async function benchProbe(
   const cases = Number(process.env.BENCH_PROBE_CASES ?? 100);
   const limitS = Number(process.env.BENCH_PROBE_DB_LIMIT_S ?? 30);
   const appendEvery = Number(process.env.BENCH_PROBE_APPEND ?? 0);
+  const updating = process.env.BENCH_PROBE_UPDATE === '1';
   let seed = Number(process.env.BENCH_PROBE_SEED ?? 1);
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
@@ -80,7 +82,7 @@ export async function benchProbe(
     };
 
     for (let i = 0; i < cases; i++) {
-      if (appendEvery > 0 && i > 0 && i % appendEvery === 0) await append(query, random);
+      if (appendEvery > 0 && i > 0 && i % appendEvery === 0) await append(query, random, updating);
       const listing = random() < 0.5 ? listings.users : listings.activities;
       const chosen = new Set<string>();
       const wanted = Math.floor(random() * 4);
@@ -186,6 +188,7 @@ const CREATED = 'UTC_TIMESTAMP() - INTERVAL 6 SECOND';
 async function append(
   query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
   random: () => number,
+  updating: boolean,
 ): Promise<void> {
   const rows = 1 + Math.floor(random() * 50);
   const [{ maxActivity, maxUser }] = await query(
@@ -205,6 +208,15 @@ async function append(
             ${CREATED}, ${CREATED}
        FROM users WHERE id >= ? ORDER BY id LIMIT ${Math.ceil(rows / 10)}`,
     [Date.now(), Math.floor(random() * Number(maxUser))],
+  );
+  if (!updating) return;
+  // And updates a few users' role and name (deep pages positioned by a histogram may shift).
+  const [{ roles }] = await query('SELECT COUNT(*) AS roles FROM roles');
+  await query(
+    `UPDATE users SET role_id = 1 + (id % ?), name = CONCAT(SUBSTRING(name, 2), LEFT(name, 1)),
+            updated_at = ${CREATED}
+      WHERE id >= ? ORDER BY id LIMIT 3`,
+    [Number(roles), Math.floor(random() * Number(maxUser))],
   );
 }
 
