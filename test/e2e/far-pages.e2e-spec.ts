@@ -154,4 +154,35 @@ describe('far pages and next links while a cached total is stale', () => {
       );
     }
   });
+
+  it("reads far pages of a window exactly when users were appended into its partial hour since its base's histogram", async () => {
+    const hour = 3_600_000;
+    const now = Date.now();
+    const thisHour = Math.floor(now / hour) * hour;
+    // 30 users over the last two hours; the window ends within this hour, after now.
+    await kit.data.many(30, (i) =>
+      kit.data.user({ created_at: new Date(thisHour - 2 * hour + i * 240_000) }),
+    );
+    const to = new Date(thisHour + hour - 1000).toISOString();
+    const window = (from: number) =>
+      `created_from=${encodeURIComponent(new Date(from).toISOString())}&created_to=${encodeURIComponent(to)}&sort=id`;
+    // The first window has its base's (no window) hourly histogram counted, in the background.
+    await page(window(thisHour - 2 * hour + 1000), 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await kit.data.many(4, () => kit.data.user({ created_at: new Date() }));
+    // A new window: the base's whole hours, and its two partial hours counted.
+    const from = thisHour - 2 * hour + 1000 + 60_000;
+    const where = `created_at >= '${toSqlDatetime(new Date(from))}' AND created_at < '${toSqlDatetime(new Date(to))}'`;
+    const [{ n }] = (await kit.dataSource.query(
+      `SELECT COUNT(*) AS n FROM users WHERE ${where}`,
+    )) as {
+      n: number;
+    }[];
+    expect((await page(window(from), 1)).total).toBe(Number(n));
+    for (const number of [3, 4]) {
+      expect((await page(window(from), number)).ids).toEqual(
+        await databasePage(where, 'id', number),
+      );
+    }
+  });
 });

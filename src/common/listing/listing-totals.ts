@@ -415,6 +415,7 @@ export class ListingTotals {
         const range: Condition[] = [
           { sql: `t.${column} >= :window_since`, params: { window_since: since } },
           { sql: `t.${column} < :window_until`, params: { window_until: until } },
+          idsUpTo('window_max_id', histogram.maxId),
         ];
         const conditions = [...base.conditions, ...range];
         return [
@@ -422,8 +423,11 @@ export class ListingTotals {
           (await walk.repository.count({ ...base, conditions }, this.walks.options)).total,
         ];
       };
-      // An edge on the hour has no partial hour to count.
-      const edges = await Promise.all([
+      // An edge on the hour has no partial hour to count. The edges are counted up to the base's
+      // highest id, like its buckets; the rows appended since, per bucket.
+      const appended = idsAbove(walk.criteria, histogram.maxId);
+      const [appendedBuckets, ...edges] = await Promise.all([
+        walk.repository.countByBucket(appended, { column, size }, this.walks.options),
         ...(from && from < at(firstWhole) ? [edge(firstWhole - 1, from, at(firstWhole))] : []),
         ...(to && at(endWhole) < to ? [edge(endWhole, at(endWhole), to)] : []),
       ]);
@@ -433,7 +437,8 @@ export class ListingTotals {
       const buckets = [...whole, ...edges.filter(([, rows]) => rows > 0)].sort(([a], [b]) => a - b);
       const total = buckets.reduce((sum, [, rows]) => sum + rows, 0);
       // As of the base's last full count: rows updated since are not in it.
-      return { total, maxId: histogram.maxId, countedAt: histogram.countedAt, buckets };
+      const cut = { total, maxId: histogram.maxId, countedAt: histogram.countedAt, buckets };
+      return advanced(cut, appendedBuckets);
     });
   }
 
