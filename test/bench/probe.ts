@@ -30,7 +30,8 @@ export interface ProbeResult {
 
 const SLOW_MS = 1000;
 const DAY_MS = 86_400_000;
-const AGO_MS = [3_600_000, DAY_MS, 7 * DAY_MS, 30 * DAY_MS, 180 * DAY_MS, 400 * DAY_MS];
+/** How long ago a window starts or ends; negative: ahead, a window still open (rows land in it). */
+const AGO_MS = [-1_800_000, 3_600_000, DAY_MS, 7 * DAY_MS, 30 * DAY_MS, 180 * DAY_MS, 400 * DAY_MS];
 
 type Filter = () => { value: string; sql: string; args: unknown[] };
 
@@ -194,9 +195,7 @@ async function append(
   const [{ maxActivity, maxUser }] = await query(
     'SELECT (SELECT MAX(id) FROM login_activities) AS maxActivity, (SELECT MAX(id) FROM users) AS maxUser',
   );
-  const copied = ACTIVITY_COLUMNS.map((column) =>
-    column === 'created_at' ? CREATED : column,
-  );
+  const copied = ACTIVITY_COLUMNS.map((column) => (column === 'created_at' ? CREATED : column));
   await query(
     `INSERT INTO login_activities (${ACTIVITY_COLUMNS.join(', ')})
      SELECT ${copied.join(', ')} FROM login_activities WHERE id >= ? ORDER BY id LIMIT ${rows}`,
