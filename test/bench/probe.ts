@@ -196,17 +196,21 @@ async function append(
     'SELECT (SELECT MAX(id) FROM login_activities) AS maxActivity, (SELECT MAX(id) FROM users) AS maxUser',
   );
   const copied = ACTIVITY_COLUMNS.map((column) => (column === 'created_at' ? CREATED : column));
+  // A bounded stretch of ids: copying from `id >= N` into the same table read all of it at 50M.
+  const activityFrom = Math.floor(random() * Number(maxActivity));
+  const userFrom = Math.floor(random() * Number(maxUser));
   await query(
     `INSERT INTO login_activities (${ACTIVITY_COLUMNS.join(', ')})
-     SELECT ${copied.join(', ')} FROM login_activities WHERE id >= ? ORDER BY id LIMIT ${rows}`,
-    [Math.floor(random() * Number(maxActivity))],
+     SELECT ${copied.join(', ')} FROM login_activities WHERE id BETWEEN ? AND ? + 1000
+      ORDER BY id LIMIT ${rows}`,
+    [activityFrom, activityFrom],
   );
   await query(
     `INSERT INTO users (name, email, role_id, organization_id, created_at, updated_at)
      SELECT name, CONCAT('probe', ?, '.', id, '.', email), role_id, organization_id,
             ${CREATED}, ${CREATED}
-       FROM users WHERE id >= ? ORDER BY id LIMIT ${Math.ceil(rows / 10)}`,
-    [Date.now(), Math.floor(random() * Number(maxUser))],
+       FROM users WHERE id BETWEEN ? AND ? + 1000 ORDER BY id LIMIT ${Math.ceil(rows / 10)}`,
+    [Date.now(), userFrom, userFrom],
   );
   if (!updating) return;
   // And updates a few users' role and name (deep pages positioned by a histogram may shift).
