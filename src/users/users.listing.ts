@@ -13,6 +13,8 @@ export const usersListing = defineListing(ListUsersQueryDto, {
   organizationColumn: 'organization_id',
   immutableTimestamps: ['created_at'],
   changedAt: 'updated_at',
+  // A handful of roles: any role's total, window and deep page in creation order from memory.
+  rollup: { columns: ['role_id'], time: 'created_at' },
   indexes: [
     { index: 'uq_users_email', equals: ['email'], sort: 'email', unique: true },
     { index: 'uq_users_email', equals: [], sort: 'email', uniqueSort: true },

@@ -251,4 +251,44 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     expect(Number(reply.headers['x-total-count'])).toBe(await count(where));
     expect(await count(where)).toBeGreaterThan(0);
   });
+
+  it.each(['role', 'role and window', 'window'])(
+    'users (%s): the database’s count from the users’ rollup by role',
+    async (kind) => {
+      const [{ role }] = await kit.dataSource.query<{ role: number }[]>(
+        'SELECT MIN(role_id) AS role FROM users',
+      );
+      // A window from within an hour of the middle user's creation to the last one's.
+      const [{ middle }] = await kit.dataSource.query<{ middle: string }[]>(
+        'SELECT CAST(created_at AS CHAR) AS middle FROM users ORDER BY created_at LIMIT 1 OFFSET 30',
+      );
+      const since = new Date(`${middle.replace(' ', 'T').slice(0, 19)}Z`);
+      const [query, where] = {
+        role: [`role_id=${role}`, `role_id = ${role}`],
+        'role and window': [
+          `role_id=${role}&created_from=${since.toISOString()}`,
+          `role_id = ${role} AND created_at >= ${sql(since.toISOString())}`,
+        ],
+        window: [
+          `created_from=${since.toISOString()}`,
+          `created_at >= ${sql(since.toISOString())}`,
+        ],
+      }[kind]!;
+      const watch = watchStatements(kit.dataSource);
+      const reply = await kit.as(token).get(`/v1/users?${query}&sort=created_at`).expect(200);
+      const counts = watch.statements().filter((s) => /^SELECT COUNT\(\*\)/.test(s));
+      watch.stop();
+      const [{ n }] = await kit.dataSource.query<{ n: number }[]>(
+        `SELECT COUNT(*) AS n FROM users WHERE ${where}`,
+      );
+      expect(reply.headers['x-total-count']).toBe(String(n));
+      expect(Number(n)).toBeGreaterThan(0);
+      // Only the users appended since the rollup (ids above it) and a window's partial hour.
+      const acrossTable = counts.filter(
+        (s) =>
+          !/\(t\.id > (\?|\d+)\)/.test(s) && !/t\.created_at >= \S+ AND t\.created_at < /.test(s),
+      );
+      expect(acrossTable).toEqual([]);
+    },
+  );
 });

@@ -198,10 +198,10 @@ export class ListingTotals {
     for (const column of repository.timeOrders) {
       const query = { ...filters, sort: column } as ListingQuery;
       const walk = this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit);
-      // The rollup gives a filter's total, its rows per hour and the table's (a window's implied
-      // id bounds); ids are still counted, for keyset totals.
+      // The rollup gives a filter's total, its rows per hour of its time column and the table's
+      // (a window's implied id bounds); ids and other times are still counted.
       const rolled = this.rollups.answers(repository, walk.criteria);
-      if (rolled && column !== 'id') continue;
+      if (rolled && column === repository.definition.rollup?.time) continue;
       if (!counted && !rolled) await this.counts.get(walk.key, this.advancing(walk, true));
       counted = true;
       await this.counts.get(
