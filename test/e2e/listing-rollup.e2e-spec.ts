@@ -1,4 +1,5 @@
 import { seedDemoData } from '../../src/database/seed/demo-data';
+import { toSqlDatetime } from '../../src/database/row-values';
 import { eventually, startTestApp, TestApp, watchStatements } from '../kit';
 
 /**
@@ -291,4 +292,30 @@ describe('totals of any combination of the few-valued filters, from the rollup',
       expect(acrossTable).toEqual([]);
     },
   );
+
+  it('reads far pages of a role exactly when users moved into it after the users’ rollup', async () => {
+    const [{ role }] = await kit.dataSource.query<{ role: number }[]>(
+      'SELECT MAX(role_id) AS role FROM users',
+    );
+    // The rollup was built at the start: these users are in another role in it.
+    await kit.dataSource.query(
+      `UPDATE users SET role_id = ${role}, updated_at = '${toSqlDatetime(new Date())}'
+        WHERE id IN (SELECT id FROM (SELECT id FROM users WHERE role_id <> ${role} ORDER BY id LIMIT 3) moved)`,
+    );
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE role_id = ${role} ORDER BY id DESC`,
+    );
+    const expected = rows.map((row) => Number(row.id));
+    const limit = 3;
+    const served: number[] = [];
+    // The last pages first: read from the end, by the total.
+    for (let page = Math.ceil(expected.length / limit); page >= 1; page--) {
+      const reply = await kit
+        .as(token)
+        .get(`/v1/users?role_id=${role}&sort=-id&limit=${limit}&page=${page}`)
+        .expect(200);
+      served.unshift(...reply.body.data.map((item: { id: number }) => item.id));
+    }
+    expect(served).toEqual(expected);
+  });
 });

@@ -110,7 +110,8 @@ export class ListingPager {
 
   /**
    * A page at or past the cached total's end: past the rows appended since too (ids above the
-   * total's highest, a short range), it is answered without walking the index to its end.
+   * total's highest, a short range), and with no row changed since where that matters, it is
+   * answered without walking the index to its end.
    */
   private async pastCachedEnd<TItem extends { id: number }>(
     walk: Walk<TItem>,
@@ -120,7 +121,10 @@ export class ListingPager {
     const { repository, criteria } = walk;
     const appended = await repository.count(idsAbove(criteria, counted.maxId), this.walks.options);
     const total = counted.total + appended.total;
-    if (offset >= total) return { items: [], completeAsOf: Date.now(), total };
+    // Unless rows moved into its filters since: the page then counts afresh.
+    if (offset >= total && !this.changedSince(walk, counted)) {
+      return { items: [], completeAsOf: Date.now(), total };
+    }
     const read = await this.pageAfterCount(walk, offset, {
       ...counted,
       total,

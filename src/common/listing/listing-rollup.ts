@@ -244,6 +244,8 @@ export interface RolledTotal {
   maxId: number;
   /** `[from, to)` ms left to count (a window's partial hours, hours an id bound cuts): not in `total`. */
   edges: [number, number][];
+  /** When the rollup began its full read: rows changed since are not in it. */
+  builtAt: number;
 }
 
 /** A window's partial hour, `[from, to)` in ms, spanning `[start, end)` of the sorted column. */
@@ -299,7 +301,7 @@ export class ListingRollups {
     const hours = rollup?.hours(match);
     if (!rollup || !hours) return undefined;
     const total = hours.runs.reduce((sum, [first, end]) => sum + rollup.sum(match, first, end), 0);
-    return { total, maxId: rollup.maxId, edges: hours.edges };
+    return { total, maxId: rollup.maxId, edges: hours.edges, builtAt: rollup.builtAt };
   }
 
   /** Whether the listing's rollup is built (by the warm-up) and splits by the criteria's kind. */

@@ -239,7 +239,8 @@ export class ListingTotals {
       ...rolled.edges.map(([from, to]) => this.edgeTotal(walk, from, to, rolled.maxId)),
     ]);
     const total = edges.reduce((sum, rows) => sum + rows, rolled.total + appended.total);
-    return { total, maxId: appended.maxId, countedAt: Date.now() };
+    // As of the rollup's full read: a far page counts afresh where a row has changed since.
+    return { total, maxId: appended.maxId, countedAt: rolled.builtAt };
   }
 
   /**
