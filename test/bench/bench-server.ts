@@ -119,6 +119,13 @@ export async function startServer(
     LOG_LEVEL: 'warn',
     LOG_PRETTY: 'false',
     NODE_HEAP_MAX_MB: String(benchHeapMaxMb()),
+    // Settings for one run, e.g. BENCH_SERVER_ENV="DEEP_PAGE_ROWS=50 COUNT_CACHE_TTL_MS=300".
+    ...Object.fromEntries(
+      (process.env.BENCH_SERVER_ENV ?? '')
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    ),
     ...extraEnv,
   };
   const args = [
