@@ -106,7 +106,7 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
     },
   );
 
-  it('takes the unfiltered marks at the warm-up: a first visit starts from one', async () => {
+  it('takes the marks at the warm-up, unfiltered and by role: a first visit starts from one', async () => {
     const warmed = await startTestApp({
       database: kit.database,
       env: { COUNT_CACHE_WARMUP: 'true', DEEP_PAGE_ROWS: '10', TAIL_HOLDBACK_MS: '0' },
@@ -134,6 +134,26 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
       );
       expect(parameters).toContain('cursor_value');
       expect(sampled).toEqual([]);
+
+      // And a role's, its values read from the users' rollup.
+      const [{ role }] = await warmed.dataSource.query<{ role: number }[]>(
+        'SELECT role_id AS role FROM users GROUP BY role_id ORDER BY COUNT(*) DESC LIMIT 1',
+      );
+      const inRole = await warmed.dataSource.query<{ id: number }[]>(
+        `SELECT id FROM users WHERE role_id = ${role} ORDER BY name, id`,
+      );
+      const roleWatch = watchStatements(warmed.dataSource);
+      const rolePage = await warmed
+        .as(token)
+        .get(`/v1/users?role_id=${role}&sort=name&limit=${LIMIT}&page=8`)
+        .expect(200);
+      const roleParameters = roleWatch.parameterNames();
+      roleWatch.stop();
+      expect((rolePage.body.data as { id: number }[]).map((item) => item.id)).toEqual(
+        inRole.slice(7 * LIMIT, 8 * LIMIT).map((row) => Number(row.id)),
+      );
+      expect(roleParameters.flat()).toContain('cursor_value');
+      expect(roleParameters.filter((names) => names.includes('marks_max_id'))).toEqual([]);
     } finally {
       await warmed.close();
     }

@@ -235,6 +235,9 @@ interface MatchedHours {
   edges: [number, number][];
 }
 
+/** The most values of an undeclared column the warm-up counts one by one. */
+const MAX_FILTER_VALUES = 32;
+
 /** The most hours an id bound may cut (ids out of time order) before a rollup leaves it to count. */
 const MAX_CUT_HOURS = 8;
 
@@ -302,6 +305,30 @@ export class ListingRollups {
     if (!rollup || !hours) return undefined;
     const total = hours.runs.reduce((sum, [first, end]) => sum + rollup.sum(match, first, end), 0);
     return { total, maxId: rollup.maxId, edges: hours.edges, builtAt: rollup.builtAt };
+  }
+
+  /**
+   * Each value the built rollup holds of a column whose filter enumerates none (users' roles), as
+   * that filter's query, when they are few: the warm-up counts them as it counts declared values.
+   */
+  filterValues(repository: AnyRepository): Record<string, unknown>[] {
+    const { definition } = repository;
+    const rollup = this.rollups.get(definition.resource);
+    if (!rollup || !definition.rollup) return [];
+    return definition.rollup.columns.flatMap((column, index) => {
+      const [parameter] =
+        Object.entries(definition.filters).find(
+          ([, filter]) =>
+            filter.operator === 'equals' && filter.column === column && !filter.values,
+        ) ?? [];
+      const values = new Set(
+        [...rollup.combinations.values()]
+          .map(({ values }) => values[index])
+          .filter((v) => v !== null),
+      );
+      if (!parameter || values.size > MAX_FILTER_VALUES) return [];
+      return [...values].map((value) => ({ [parameter]: value }));
+    });
   }
 
   /** Whether the listing's rollup is built (by the warm-up) and splits by the criteria's kind. */

@@ -187,8 +187,8 @@ export class ListingTotals {
 
   /**
    * Counts, unless cached, the platform-wide total of `filters` and its histograms by id and by
-   * each timestamp sort, under the background recount's limit, less what the rollup gives; with
-   * no filter, the marks of each other sort too.
+   * each timestamp sort, under the background recount's limit, less what the rollup gives, and
+   * the marks of each other sort.
    */
   async warm<TItem extends { id: number }>(
     repository: ListingRepository<TItem>,
@@ -209,12 +209,12 @@ export class ListingTotals {
         this.advancing(walk, true, sortBucket(column)),
       );
     }
-    // Unfiltered, the marks of each order without buckets (a deep page by name).
+    // The marks of each order without buckets (a deep page by name).
     const unbucketed = repository.definition.sortableColumns.filter(
       (column) => !repository.timeOrders.has(column),
     );
-    for (const column of Object.keys(filters).length ? [] : unbucketed) {
-      const query = { sort: column } as ListingQuery;
+    for (const column of unbucketed) {
+      const query = { ...filters, sort: column } as ListingQuery;
       const first = this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit);
       const { total } = await this.of(first);
       // Planned as a middle page is.

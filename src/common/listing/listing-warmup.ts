@@ -46,10 +46,16 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
     const repositories = [...new Set(work.map(({ repository }) => repository))];
     void this.availability.whenUp().then(async () => {
       const started = Date.now();
-      // The rollups first: the totals of the few-valued filters' values come from them.
+      // The rollups first: the totals of the few-valued filters' values come from them, and the
+      // values of rolled-up columns that declare none (users' roles).
       for (const repository of repositories) {
         if (this.stopped) return;
         await this.rollups.build(repository).catch(() => undefined); // logged by the rollups
+        const found = this.rollups
+          .filterValues(repository)
+          .map((filters) => ({ repository, filters }));
+        work.push(...found);
+        this.pending += found.length;
       }
       for (const { repository, filters } of work) {
         if (this.stopped) return;
