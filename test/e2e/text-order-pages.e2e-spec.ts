@@ -154,6 +154,51 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
       );
       expect(roleParameters.flat()).toContain('cursor_value');
       expect(roleParameters.filter((names) => names.includes('marks_max_id'))).toEqual([]);
+
+      // And a window that leaves a few users out: the table's marks, less those users.
+      const [{ edge }] = await warmed.dataSource.query<{ edge: string }[]>(
+        'SELECT CAST(created_at AS CHAR) AS edge FROM users ORDER BY created_at DESC LIMIT 1 OFFSET 20',
+      );
+      const to = new Date(`${edge.replace(' ', 'T').slice(0, 19)}Z`);
+      const windowed = await warmed.dataSource.query<{ id: number }[]>(
+        `SELECT id FROM users WHERE created_at < '${edge.slice(0, 19)}' ORDER BY name DESC, id DESC`,
+      );
+      const windowWatch = watchStatements(warmed.dataSource);
+      const windowPage = await warmed
+        .as(token)
+        .get(`/v1/users?created_to=${to.toISOString()}&sort=-name&limit=${LIMIT}&page=8`)
+        .expect(200);
+      const windowParameters = windowWatch.parameterNames();
+      windowWatch.stop();
+      expect((windowPage.body.data as { id: number }[]).map((item) => item.id)).toEqual(
+        windowed.slice(7 * LIMIT, 8 * LIMIT).map((row) => Number(row.id)),
+      );
+      expect(windowParameters.flat()).toContain('outside_at');
+      expect(windowParameters.flat()).toContain('cursor_value');
+      // Every page of windows with other edges (first visits), both ways, as the database has them.
+      for (const [sort, order] of [
+        ['name', 'name, id'],
+        ['-name', 'name DESC, id DESC'],
+      ]) {
+        const edgeTo = new Date(to.getTime() - 1000);
+        const rows = await warmed.dataSource.query<{ id: number }[]>(
+          `SELECT id FROM users WHERE created_at < '${edgeTo.toISOString().replace('T', ' ').slice(0, 19)}' ORDER BY ${order}`,
+        );
+        const ids = rows.map((row) => Number(row.id));
+        for (let n = 2; n <= Math.ceil(ids.length / LIMIT); n++) {
+          const reply = await warmed
+            .as(token)
+            .get(
+              `/v1/users?created_to=${edgeTo.toISOString()}&sort=${sort}&limit=${LIMIT}&page=${n}`,
+            )
+            .expect(200);
+          expect({
+            sort,
+            n,
+            ids: (reply.body.data as { id: number }[]).map((item) => item.id),
+          }).toEqual({ sort, n, ids: ids.slice((n - 1) * LIMIT, n * LIMIT) });
+        }
+      }
     } finally {
       await warmed.close();
     }

@@ -221,6 +221,7 @@ export class ListingPager {
   /**
    * A deep page in an order without buckets (names), read forward from the last of the criteria's
    * marks before it, like a cursor's step; the rows appended since the marks are counted up to it.
+   * Before a window has marks of its own, its base's serve, less the rows outside the window.
    */
   private async markedPage<TItem extends { id: number }>(
     walk: Walk<TItem>,
@@ -228,7 +229,19 @@ export class ListingPager {
     total: number,
   ): Promise<Rows<TItem> | undefined> {
     const marked = await this.totals.marks(walk, total);
-    if (!marked?.marks?.length) return undefined;
+    if (marked?.marks?.length) return this.pageFromMark(walk, offset, marked);
+    const depth = Math.min(offset, total - offset - walk.limit);
+    const base = this.totals.windowBaseMarks(walk, total, depth);
+    return base && this.pageFromMark(walk, offset, base.marked, base.outsideUpTo);
+  }
+
+  private async pageFromMark<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    offset: number,
+    marked: ListingTotal,
+    /** The marked rows up to a mark that the walk's criteria leave out (a window's outside). */
+    outsideUpTo?: (position: { value: unknown; id: number }) => Promise<number>,
+  ): Promise<Rows<TItem> | undefined> {
     const { repository, criteria, limit } = walk;
     const ascending = criteria.direction === 'ASC';
     // The rows up to each mark, itself included, in the walk's order when the marks were taken.
@@ -236,16 +249,28 @@ export class ListingPager {
     const { options } = this.walks;
     const appended = (what: ListingCriteria) =>
       repository.count(idsAbove(what, marked.maxId), options).then(({ total }) => total);
-    // The last mark that the rows appended since, wherever they fall, cannot push past the page.
+    const positionOf = ([, value, id]: Mark) => ({
+      value: repository.sortParameter(criteria.sortColumn, value),
+      id,
+    });
+    // The last mark that the rows appended since, wherever they fall, cannot push past the page;
+    // with rows left out, those before a first guess bring it nearer (more lie before a later one).
     const allAppended = await appended(criteria);
-    const marks = ascending ? marked.marks : [...marked.marks].reverse();
-    const mark = marks.findLast((candidate) => upTo(candidate) + allAppended <= offset);
+    const marks = ascending ? marked.marks! : [...marked.marks!].reverse();
+    const lastBefore = (left: number) =>
+      marks.findLast((candidate) => upTo(candidate) - left + allAppended <= offset);
+    let mark = lastBefore(0);
+    let left = mark && outsideUpTo ? await outsideUpTo(positionOf(mark)) : 0;
+    const nearer = outsideUpTo && lastBefore(left);
+    if (nearer && nearer !== mark) {
+      mark = nearer;
+      left = await outsideUpTo!(positionOf(mark));
+    }
     if (!mark) return undefined;
-    const [, value, id] = mark;
-    const position = { value: repository.sortParameter(criteria.sortColumn, value), id };
+    const position = positionOf(mark);
     const before = allAppended && (await appended(upToPosition(criteria, position)));
     const ranges = new Set([...criteria.bound.ranges, criteria.sortColumn]);
-    const skip = offset - upTo(mark) - before;
+    const skip = offset - (upTo(mark) - left) - before;
     const within = this.walks.planned(
       repository,
       { ...afterPosition(criteria, position), bound: { ...criteria.bound, ranges } },

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
 import { CountCache, TotalCounter } from './count-cache';
-import { Condition, criteriaKey, idsAbove, idsUpTo, ListingCriteria } from './listing-criteria';
+import {
+  Condition,
+  criteriaKey,
+  idsAbove,
+  idsUpTo,
+  ListingCriteria,
+  upToPosition,
+} from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
 import {
@@ -129,6 +136,53 @@ export class ListingTotals {
     const retake: TotalCounter = async (previous) =>
       previous && !this.counts.fullRecountDue(previous) ? previous : take();
     return warming || this.counts.warm(key, take) ? this.counts.get(key, keep, retake) : undefined;
+  }
+
+  /**
+   * A window's base's marks (the same filters without the window), for a deep page in a text
+   * order before the window has its own: usable when fewer rows lie outside the window than a walk
+   * to the page would pass, with a count of those up to a mark (`created_to=<a month ago>`).
+   */
+  windowBaseMarks<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    inside: number,
+    walkRows: number,
+  ):
+    | { marked: ListingTotal; outsideUpTo: (at: { value: unknown; id: number }) => Promise<number> }
+    | undefined {
+    const window = walk.window();
+    const { repository, criteria } = walk;
+    const marked = window && this.counts.peek(`${window.baseKey}|marks:${criteria.sortColumn}`);
+    if (!window || !marked?.marks?.length || marked.total - inside > walkRows) return undefined;
+    const { column, from, to, base } = window;
+    const outsideUpTo = async (at: { value: unknown; id: number }) => {
+      const upTo = upToPosition(criteria, at).conditions.at(-1)!;
+      const seen = idsUpTo('outside_max_id', marked.maxId);
+      // Read along the window column's index, which carries the sort column where one covers it.
+      const beyond = (sql: string, time: Date, between: Condition['between']) => {
+        const range = {
+          sql,
+          params: { outside_at: time },
+          binds: { column, range: true },
+          between,
+        };
+        const ranges = new Set([...base.bound.ranges, column]);
+        const conditions = [...base.conditions, range, seen, upTo];
+        const outside = {
+          ...base,
+          sortColumn: column,
+          conditions,
+          bound: { ...base.bound, ranges },
+        };
+        return repository.count(this.walks.planned(repository, outside, 1), this.walks.options);
+      };
+      const counted = await Promise.all([
+        ...(from ? [beyond(`t.${column} < :outside_at`, from, { to: from.getTime() - 1 })] : []),
+        ...(to ? [beyond(`t.${column} >= :outside_at`, to, { from: to.getTime() })] : []),
+      ]);
+      return counted.reduce((sum, { total }) => sum + total, 0);
+    };
+    return { marked, outsideUpTo };
   }
 
   /**
