@@ -169,11 +169,18 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
         .get(`/v1/users?created_to=${to.toISOString()}&sort=-name&limit=${LIMIT}&page=8`)
         .expect(200);
       const windowParameters = windowWatch.parameterNames();
+      const windowStatements = windowWatch.statements();
       windowWatch.stop();
       expect((windowPage.body.data as { id: number }[]).map((item) => item.id)).toEqual(
         windowed.slice(7 * LIMIT, 8 * LIMIT).map((row) => Number(row.id)),
       );
       expect(windowParameters.flat()).toContain('outside_at');
+      // Counted in the index that carries the name, without reading a row.
+      const outsideCounts = windowStatements.filter((_sql, i) =>
+        windowParameters[i].includes('outside_at'),
+      );
+      expect(outsideCounts.length).toBeGreaterThan(0);
+      for (const sql of outsideCounts) expect(sql).toContain('ix_users_created_at_cover');
       expect(windowParameters.flat()).toContain('cursor_value');
       // Every page of windows with other edges (first visits), both ways, as the database has them.
       for (const [sort, order] of [

@@ -158,7 +158,8 @@ export class ListingTotals {
     const outsideUpTo = async (at: { value: unknown; id: number }) => {
       const upTo = upToPosition(criteria, at).conditions.at(-1)!;
       const seen = idsUpTo('outside_max_id', marked.maxId);
-      // Read along the window column's index, which carries the sort column where one covers it.
+      // Read along the window column's index; the mark's bound is checked there where that index
+      // carries the sort column (a covering one), else row by row.
       const beyond = (sql: string, time: Date, between: Condition['between']) => {
         const range = {
           sql,
@@ -166,7 +167,7 @@ export class ListingTotals {
           binds: { column, range: true },
           between,
         };
-        const ranges = new Set([...base.bound.ranges, column]);
+        const ranges = new Set([...base.bound.ranges, column, criteria.sortColumn]);
         const conditions = [...base.conditions, range, seen, upTo];
         const outside = {
           ...base,
