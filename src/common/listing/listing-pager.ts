@@ -96,41 +96,15 @@ export class ListingPager {
       return { ...total, countedAt: Date.now() };
     };
     const counted = await this.totals.of(walk, countWithPage);
+    // A page at or past the cached end counts the rows appended (or changed) since, with its read.
     const read: Rows<TItem> & { total?: number } =
       countedWithPage ??
-      (offset < counted.total
-        ? ((await this.positionedPage(walk, offset, counted.total)) ??
-          (await this.pageAfterCount(walk, offset, counted)))
-        : await this.pastCachedEnd(walk, offset, counted));
+      ((offset < counted.total && (await this.positionedPage(walk, offset, counted.total))) ||
+        (await this.pageAfterCount(walk, offset, counted)));
     // A page read from the end knows the total of its own snapshot.
     const total = read.total ?? counted.total;
     const more = offset + read.items.length < total;
     return this.page(walk, read, offset, total, more);
-  }
-
-  /**
-   * A page at or past the cached total's end: past the rows appended since too (ids above the
-   * total's highest, a short range), and with no row changed since where that matters, it is
-   * answered without walking the index to its end.
-   */
-  private async pastCachedEnd<TItem extends { id: number }>(
-    walk: Walk<TItem>,
-    offset: number,
-    counted: ListingTotal,
-  ): Promise<Rows<TItem> & { total?: number }> {
-    const { repository, criteria } = walk;
-    const appended = await repository.count(idsAbove(criteria, counted.maxId), this.walks.options);
-    const total = counted.total + appended.total;
-    // Unless rows moved into its filters since: the page then counts afresh.
-    if (offset >= total && !this.changedSince(walk, counted)) {
-      return { items: [], completeAsOf: Date.now(), total };
-    }
-    const read = await this.pageAfterCount(walk, offset, {
-      ...counted,
-      total,
-      maxId: appended.maxId,
-    });
-    return { ...read, total: read.total ?? total };
   }
 
   /** The page read after its (cached) total; counted afresh with it where rows may have moved. */
@@ -260,13 +234,13 @@ export class ListingPager {
     const lastBefore = (left: number) =>
       marks.findLast((candidate) => upTo(candidate) - left + allAppended <= offset);
     let mark = lastBefore(0);
-    let left = mark && outsideUpTo ? await outsideUpTo(positionOf(mark)) : 0;
-    const nearer = outsideUpTo && lastBefore(left);
-    if (nearer && nearer !== mark) {
-      mark = nearer;
-      left = await outsideUpTo!(positionOf(mark));
-    }
     if (!mark) return undefined;
+    let left = 0;
+    if (outsideUpTo) {
+      left = await outsideUpTo(positionOf(mark));
+      const nearer = lastBefore(left)!; // this mark or a later one
+      if (nearer !== mark) [mark, left] = [nearer, await outsideUpTo(positionOf(nearer))];
+    }
     const position = positionOf(mark);
     const before = allAppended && (await appended(upToPosition(criteria, position)));
     const ranges = new Set([...criteria.bound.ranges, criteria.sortColumn]);

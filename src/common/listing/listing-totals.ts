@@ -106,11 +106,7 @@ export class ListingTotals {
           );
     if (!histogram) return undefined;
     // With the rows appended since the histogram (a short range of ids), in their buckets.
-    const appended = idsAbove(criteria, histogram.maxId);
-    const { buckets = [] } = advanced(
-      histogram,
-      await repository.countByBucket(appended, bucket, this.walks.options),
-    );
+    const { buckets = [] } = await this.advancing(walk, false, bucket)(histogram);
     if (buckets.some(([index]) => index < 0)) return undefined;
     return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
   }
@@ -129,7 +125,7 @@ export class ListingTotals {
     const { repository, criteria } = walk;
     const { sortColumn, sorted } = criteria;
     if (sorted || splitKeyset(criteria) || repository.timeOrders.has(sortColumn)) return undefined;
-    const key = `${walk.key}|marks:${sortColumn}`;
+    const key = marksKey(walk.key, sortColumn);
     const take: TotalCounter = () => this.takeMarks(walk, Math.max(1, Math.ceil(total / MARKS)));
     // A request keeps the marks there are; the refresh ahead takes them again at a full recount.
     const keep: TotalCounter = async (previous) => previous ?? take();
@@ -152,35 +148,19 @@ export class ListingTotals {
     | undefined {
     const window = walk.window();
     const { repository, criteria } = walk;
-    const marked = window && this.counts.peek(`${window.baseKey}|marks:${criteria.sortColumn}`);
+    const marked = window && this.counts.peek(marksKey(window.baseKey, criteria.sortColumn));
     if (!window || !marked?.marks?.length || marked.total - inside > walkRows) return undefined;
-    const { column, from, to, base } = window;
     const outsideUpTo = async (at: { value: unknown; id: number }) => {
       const upTo = upToPosition(criteria, at).conditions.at(-1)!;
       const seen = idsUpTo('outside_max_id', marked.maxId);
-      // Read along the window column's index; the mark's bound is checked there where that index
+      // Along the window column's index; the mark's bound is checked there where that index
       // carries the sort column (a covering one), else row by row.
-      const beyond = (sql: string, time: Date, between: Condition['between']) => {
-        const range = {
-          sql,
-          params: { outside_at: time },
-          binds: { column, range: true },
-          between,
-        };
-        const ranges = new Set([...base.bound.ranges, column, criteria.sortColumn]);
-        const conditions = [...base.conditions, range, seen, upTo];
-        const outside = {
-          ...base,
-          sortColumn: column,
-          conditions,
-          bound: { ...base.bound, ranges },
-        };
-        return repository.count(this.walks.planned(repository, outside, 1), this.walks.options);
-      };
-      const counted = await Promise.all([
-        ...(from ? [beyond(`t.${column} < :outside_at`, from, { to: from.getTime() - 1 })] : []),
-        ...(to ? [beyond(`t.${column} >= :outside_at`, to, { from: to.getTime() })] : []),
+      const sides = this.outsideWindow(repository, window, [seen, upTo], window.column, [
+        criteria.sortColumn,
       ]);
+      const counted = await Promise.all(
+        sides.map((side) => repository.count(side, this.walks.options)),
+      );
       return counted.reduce((sum, { total }) => sum + total, 0);
     };
     return { marked, outsideUpTo };
@@ -399,12 +379,12 @@ export class ListingTotals {
    */
   private outside<TItem extends { id: number }>(
     walk: Walk<TItem>,
-    { column, from, to, base, baseKey }: TimeWindow,
+    window: TimeWindow,
     bucket: SortBucket,
     walkRows: number,
   ): TotalCounter | undefined {
     const { repository } = walk;
-    const whole = this.counts.peek(bucketsKey(baseKey, bucket.column));
+    const whole = this.counts.peek(bucketsKey(window.baseKey, bucket.column));
     const inside = this.counts.peek(walk.key)?.total;
     const wholeBuckets = whole?.buckets;
     if (!whole || !wholeBuckets || inside === undefined) return undefined;
@@ -415,19 +395,8 @@ export class ListingTotals {
         binds: { column: 'id', range: true },
         between: { to: whole.maxId },
       };
-      const beyond = (sql: string, at: Date, between: Condition['between']) => {
-        const range = { sql, params: { outside_at: at }, binds: { column, range: true }, between };
-        const conditions = [...base.conditions, range, seen];
-        const ranges = new Set([...base.bound.ranges, column, 'id']);
-        // Sorted by the bucket's column, so that the count reads an index that carries it.
-        const sortColumn = bucket.column;
-        const bound = { ...base.bound, ranges };
-        return this.walks.planned(repository, { ...base, sortColumn, conditions, bound }, 1);
-      };
-      const outside = [
-        ...(from ? [beyond(`t.${column} < :outside_at`, from, { to: from.getTime() - 1 })] : []),
-        ...(to ? [beyond(`t.${column} >= :outside_at`, to, { from: to.getTime() })] : []),
-      ];
+      // Sorted by the bucket's column, so that the count reads an index that carries it.
+      const outside = this.outsideWindow(repository, window, [seen], bucket.column, ['id']);
       const counted = await Promise.all(
         outside.map((criteria) => repository.countByBucket(criteria, bucket, this.walks.options)),
       );
@@ -443,6 +412,30 @@ export class ListingTotals {
       const total = buckets.reduce((sum, [, n]) => sum + n, 0);
       return { total, maxId: whole.maxId, countedAt: whole.countedAt, buckets };
     };
+  }
+
+  /**
+   * The window's base narrowed to the rows outside the window, one criteria per edge (before its
+   * start, from its end on), with `extra` conditions and `ranges` bound, planned in `sortColumn`'s
+   * order (the index a count reads).
+   */
+  private outsideWindow<TItem extends { id: number }>(
+    repository: ListingRepository<TItem>,
+    { column, from, to, base }: TimeWindow,
+    extra: Condition[],
+    sortColumn: string,
+    ranges: string[],
+  ): ListingCriteria[] {
+    const side = (sql: string, at: Date, between: Condition['between']) => {
+      const range = { sql, params: { outside_at: at }, binds: { column, range: true }, between };
+      const conditions = [...base.conditions, range, ...extra];
+      const bound = { ...base.bound, ranges: new Set([...base.bound.ranges, column, ...ranges]) };
+      return this.walks.planned(repository, { ...base, sortColumn, conditions, bound }, 1);
+    };
+    return [
+      ...(from ? [side(`t.${column} < :outside_at`, from, { to: from.getTime() - 1 })] : []),
+      ...(to ? [side(`t.${column} >= :outside_at`, to, { from: to.getTime() })] : []),
+    ];
   }
 
   /**
@@ -480,10 +473,8 @@ export class ListingTotals {
         ];
       };
       // An edge on the hour has no partial hour to count. The edges are counted up to the base's
-      // highest id, like its buckets; the rows appended since, per bucket.
-      const appended = idsAbove(walk.criteria, histogram.maxId);
-      const [appendedBuckets, ...edges] = await Promise.all([
-        walk.repository.countByBucket(appended, { column, size }, this.walks.options),
+      // highest id, like its buckets; the rows appended since are added per bucket.
+      const edges = await Promise.all([
         ...(from && from < at(firstWhole) ? [edge(firstWhole - 1, from, at(firstWhole))] : []),
         ...(to && at(endWhole) < to ? [edge(endWhole, at(endWhole), to)] : []),
       ]);
@@ -494,7 +485,7 @@ export class ListingTotals {
       const total = buckets.reduce((sum, [, rows]) => sum + rows, 0);
       // As of the base's last full count: rows updated since are not in it.
       const cut = { total, maxId: histogram.maxId, countedAt: histogram.countedAt, buckets };
-      return advanced(cut, appendedBuckets);
+      return this.advancing(walk, false, { column, size })(cut);
     });
   }
 
@@ -527,20 +518,20 @@ export class ListingTotals {
     // Until the histogram has been counted once, in the background, the rows are counted as they are.
     if (!histogram) return repository.count(walk.criteria, this.walks.options);
     const counted = await histogram;
-    // Up to the histogram's highest id, like its buckets; the rows appended since, counted apart.
+    // Up to the histogram's highest id, like its buckets; the rows appended since are added.
     const upTo = idsUpTo('keyset_max_id', counted.maxId);
     const conditions = [...base.conditions, near, upTo];
-    const [within, appended] = await Promise.all([
-      repository.count({ ...base, conditions }, this.walks.options),
-      repository.count(idsAbove(walk.criteria, counted.maxId), this.walks.options),
-    ]);
+    const within = await repository.count({ ...base, conditions }, this.walks.options);
     let beyond = 0;
     for (const [index, rows] of counted.buckets ?? []) {
       if (upwards ? index > bucket : index < bucket) beyond += rows;
     }
-    return { total: beyond + within.total + appended.total, maxId: appended.maxId };
+    return this.advancing(walk, false)({ total: beyond + within.total, maxId: counted.maxId });
   }
 }
+
+/** The cache key of a criteria's marks in `column`'s order. */
+const marksKey = (key: string, column: string) => `${key}|marks:${column}`;
 
 /** How many marks a criteria keeps: rows between two are walked. */
 const MARKS = 1000;

@@ -207,10 +207,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /**
-   * Reads a page given a total counted earlier (e.g. cached); from the end, first counts in the
-   * page's snapshot the rows appended since (a short range at the end of the ids), or with
-   * `changedSince`, where a row has changed since then, every row (`recounted`): `total` is then
-   * the snapshot's.
+   * Reads a page given a total counted earlier (e.g. cached); from the end, or at or past that
+   * total's end, first counts in the page's snapshot the rows appended since (a short range at the
+   * end of the ids), or with `changedSince`, where a row has changed since then, every row
+   * (`recounted`): `total` is then the snapshot's. Past it, the page is `[]` without a read.
    */
   async findPageAfterCount(
     criteria: ListingCriteria,
@@ -220,7 +220,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     options: PageOptions = {},
     changedSince?: Date,
   ): Promise<Rows<TItem> & { total?: number; recounted?: ListingTotal }> {
-    const nearEnd = walksFromEnd(offset, limit, known.total);
+    const nearEnd = offset >= known.total || walksFromEnd(offset, limit, known.total);
     let recounted: ListingTotal | undefined;
     let total: number | undefined;
     const rows = await this.readRows(
