@@ -75,6 +75,18 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     ],
   ];
 
+  /**
+   * The counts among `statements` other than of the rows appended since the rollup (ids above it)
+   * and of a window's partial hours: none may count across the table.
+   */
+  const countsAcrossTable = (statements: string[]) =>
+    statements.filter(
+      (s) =>
+        /^SELECT COUNT\(\*\)/.test(s) &&
+        !/\(t\.id > (\?|\d+)\)/.test(s) &&
+        !/t\.created_at >= \S+ AND t\.created_at < /.test(s),
+    );
+
   async function count(where: string): Promise<number> {
     const [row] = await kit.dataSource.query<{ n: number }[]>(
       `SELECT COUNT(*) AS n FROM login_activities WHERE ${where}`,
@@ -90,14 +102,9 @@ describe('totals of any combination of the few-valued filters, from the rollup',
         .as(token)
         .get(`/v1/login_activities?${query}&sort=-created_at`)
         .expect(200);
-      const counts = watch.statements().filter((s) => /^SELECT COUNT\(\*\)/.test(s));
+      const acrossTable = countsAcrossTable(watch.statements());
       watch.stop();
       expect(reply.headers['x-total-count']).toBe(String(await count(where)));
-      // Only the rows appended since the rollup (ids above it) and a window's partial hours.
-      const acrossTable = counts.filter(
-        (s) =>
-          !/\(t\.id > (\?|\d+)\)/.test(s) && !/t\.created_at >= \S+ AND t\.created_at < /.test(s),
-      );
       expect(acrossTable).toEqual([]);
     },
   );
@@ -277,18 +284,13 @@ describe('totals of any combination of the few-valued filters, from the rollup',
       }[kind]!;
       const watch = watchStatements(kit.dataSource);
       const reply = await kit.as(token).get(`/v1/users?${query}&sort=created_at`).expect(200);
-      const counts = watch.statements().filter((s) => /^SELECT COUNT\(\*\)/.test(s));
+      const acrossTable = countsAcrossTable(watch.statements());
       watch.stop();
       const [{ n }] = await kit.dataSource.query<{ n: number }[]>(
         `SELECT COUNT(*) AS n FROM users WHERE ${where}`,
       );
       expect(reply.headers['x-total-count']).toBe(String(n));
       expect(Number(n)).toBeGreaterThan(0);
-      // Only the users appended since the rollup (ids above it) and a window's partial hour.
-      const acrossTable = counts.filter(
-        (s) =>
-          !/\(t\.id > (\?|\d+)\)/.test(s) && !/t\.created_at >= \S+ AND t\.created_at < /.test(s),
-      );
       expect(acrossTable).toEqual([]);
     },
   );
