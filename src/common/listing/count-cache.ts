@@ -251,6 +251,12 @@ export class CountCache {
     if (Array.isArray(parsed.buckets)) {
       total.buckets = parsed.buckets.map((bucket) => bucket.map(Number) as Bucket);
     }
+    if (parsed.recent) {
+      const { settledId, total: rows, buckets } = parsed.recent;
+      total.recent = { settledId: Number(settledId), total: Number(rows) };
+      if (Array.isArray(buckets))
+        total.recent.buckets = buckets.map((b) => b.map(Number) as Bucket);
+    }
     if (Array.isArray(parsed.marks)) {
       total.marks = parsed.marks.map(([rank, value, id]): Mark => [
         Number(rank),

@@ -63,10 +63,12 @@ describe('ListingPager, time limits', () => {
           completeAsOf: Date.now(),
         }),
       ),
-      count: jest.fn(async (_criteria: unknown, _options: PageOptions) => ({
-        total: 60,
-        maxId: 60,
-      })),
+      countSettled: jest.fn(
+        async (_criteria: unknown, _bucket: unknown, _floor: unknown, _options: PageOptions) => ({
+          total: 60,
+          maxId: 60,
+        }),
+      ),
       findPageAfterCount: jest.fn(
         async (
           _criteria: unknown,
@@ -87,7 +89,7 @@ describe('ListingPager, time limits', () => {
     clock = 600; // in the refresh-ahead window: the recount runs in the background
     expect((await pager.paginate(listing, query, principal)).total).toBe(50);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(repository.count.mock.calls.map((call) => limitOf(call[1]))).toEqual([20000]);
+    expect(repository.countSettled.mock.calls.map((call) => limitOf(call[3]))).toEqual([20000]);
     expect(repository.findPageAfterCount.mock.calls.map((call) => limitOf(call[4]))).toEqual([
       5000,
     ]);

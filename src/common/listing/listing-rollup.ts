@@ -434,7 +434,7 @@ export class ListingRollups {
     if (!building) {
       const started = Date.now();
       const rollup = new Rollup();
-      building = this.fill(repository, rollup)
+      building = this.fill(repository, rollup, true)
         .then(() => {
           this.rollups.set(resource, rollup);
           this.logger.log(
@@ -456,10 +456,12 @@ export class ListingRollups {
    * Adds the rows above the rollup's highest id, a stretch of the primary key at a time, all read
    * on the server that read the highest id: a replica less far along would miss rows for good.
    */
-  private async fill(repository: AnyRepository, rollup: Rollup): Promise<void> {
+  private async fill(repository: AnyRepository, rollup: Rollup, building = false): Promise<void> {
     const { columns, time } = repository.definition.rollup!;
     const options = { ...this.options, source: this.readReplicas?.source() };
-    const highest = await repository.highestIdNow(options);
+    const now = await repository.highestIdNow(options);
+    // Up to the settled id (a row may still be committed late above it): totals count the rest.
+    const highest = Math.min(now, repository.settledId() ?? (building ? now : rollup.maxId));
     for (let above = rollup.maxId; above < highest; above += CHUNK_IDS) {
       const upTo = Math.min(highest, above + CHUNK_IDS);
       const groups = await repository.countByGroup(columns, time, above, upTo, options);

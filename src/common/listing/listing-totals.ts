@@ -20,12 +20,13 @@ import {
   TimeWindow,
   Walk,
 } from './listing-walk';
-import type {
-  Bucket,
-  ListingRepository,
-  ListingTotal,
-  Mark,
-  SortBucket,
+import {
+  settledPart,
+  type Bucket,
+  type ListingRepository,
+  type ListingTotal,
+  type Mark,
+  type SortBucket,
 } from './listing.repository';
 
 /** `[rows, start, end)`: a bucket of the sort column, in its units (ids, or seconds). */
@@ -176,7 +177,9 @@ export class ListingTotals {
   ): Promise<ListingTotal> {
     const { repository, criteria } = walk;
     const { recountOptions: options } = this.walks;
-    const maxId = await repository.highestIdNow(options);
+    // Up to the settled id: a page counts the rows above, with any committed late.
+    const highest = await repository.highestIdNow(options);
+    const maxId = Math.min(highest, repository.settledId() ?? highest);
     const ascending: ListingCriteria = {
       ...criteria,
       direction: 'ASC',
@@ -206,17 +209,19 @@ export class ListingTotals {
     background: boolean,
     bucket?: SortBucket,
   ): TotalCounter {
-    const { criteria } = walk;
+    const { criteria, repository } = walk;
     const options = background ? this.walks.recountOptions : this.walks.options;
-    const count = (what: ListingCriteria) =>
-      bucket
-        ? walk.repository.countByBucket(what, bucket, options)
-        : walk.repository.count(what, options);
     return async (previous) => {
       if (previous && !(background && this.counts.fullRecountDue(previous))) {
-        return advanced(previous, await count(idsAbove(criteria, previous.maxId)));
+        // From its settled part: the rows above are counted again, with any committed late.
+        const settled = settledPart(previous);
+        return advanced(
+          settled,
+          await repository.countSettled(criteria, bucket, settled.maxId, options),
+        );
       }
-      return { ...(await count(criteria)), countedAt: Date.now() };
+      const counted = await repository.countSettled(criteria, bucket, undefined, options);
+      return { ...counted, countedAt: Date.now() };
     };
   }
 
@@ -275,7 +280,8 @@ export class ListingTotals {
     ]);
     const total = edges.reduce((sum, rows) => sum + rows, rolled.total + appended.total);
     // As of the rollup's full read: a far page counts afresh where a row has changed since.
-    return { total, maxId: appended.maxId, countedAt: rolled.builtAt };
+    const recent = { settledId: rolled.maxId, total: appended.total };
+    return { total, maxId: appended.maxId, countedAt: rolled.builtAt, recent };
   }
 
   /**
@@ -384,7 +390,8 @@ export class ListingTotals {
     walkRows: number,
   ): TotalCounter | undefined {
     const { repository } = walk;
-    const whole = this.counts.peek(bucketsKey(window.baseKey, bucket.column));
+    const peeked = this.counts.peek(bucketsKey(window.baseKey, bucket.column));
+    const whole = peeked && settledPart(peeked);
     const inside = this.counts.peek(walk.key)?.total;
     const wholeBuckets = whole?.buckets;
     if (!whole || !wholeBuckets || inside === undefined) return undefined;
@@ -455,7 +462,8 @@ export class ListingTotals {
       return undefined;
     }
     const baseWalk = { ...walk, criteria: base, key: window.baseKey };
-    const histogram = await this.histogram(baseWalk, { column, size });
+    const counted = await this.histogram(baseWalk, { column, size });
+    const histogram = counted && settledPart(counted);
     if (!histogram || (histogram.buckets ?? []).some(([index]) => index < 0)) return undefined;
     // Cached like a total; cut afresh from the base's (advanced) histogram at expiry.
     return this.counts.get(bucketsKey(walk.key, column), async () => {
@@ -517,7 +525,7 @@ export class ListingTotals {
     const histogram = this.histogram(baseWalk, sortBucket('id'));
     // Until the histogram has been counted once, in the background, the rows are counted as they are.
     if (!histogram) return repository.count(walk.criteria, this.walks.options);
-    const counted = await histogram;
+    const counted = settledPart(await histogram);
     // Up to the histogram's highest id, like its buckets; the rows appended since are added.
     const upTo = idsUpTo('keyset_max_id', counted.maxId);
     const conditions = [...base.conditions, near, upTo];
@@ -550,6 +558,7 @@ function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal 
     total: previous.total + appended.total,
     maxId: Math.max(previous.maxId, appended.maxId),
     countedAt: previous.countedAt,
+    recent: appended.recent,
   };
   if (previous.buckets) {
     const merged = new Map(previous.buckets.map((bucket) => [bucket[0], bucket]));

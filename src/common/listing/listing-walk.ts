@@ -16,7 +16,7 @@ import { Histogram, rowEstimates } from './listing-estimates';
 import { choosePlan, PRIMARY_KEY } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
-import type { ListingRepository, PageOptions } from './listing.repository';
+import { settledPart, type ListingRepository, type PageOptions } from './listing.repository';
 
 /** What one request reads: its criteria with their plan, their cache key and cursors' binding. */
 export interface Walk<TItem extends { id: number }> {
@@ -119,8 +119,8 @@ export class ListingWalks {
     // The whole table's histograms: their bounds and shares hold under any scope and filter.
     const tableKey = criteriaKey(definition.resource, { ...criteria, conditions: [] });
     const histogramOf = (column: string) => {
-      const counted =
-        this.counts.peek(bucketsKey(tableKey, column)) ?? this.rollups.hourly(repository, column);
+      const peeked = this.counts.peek(bucketsKey(tableKey, column));
+      const counted = peeked ? settledPart(peeked) : this.rollups.hourly(repository, column);
       if (!counted?.buckets) return undefined;
       const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
       return { size, buckets: counted.buckets, maxId: counted.maxId };

@@ -7,6 +7,7 @@ import {
   StatementRunner,
   StatementRunners,
 } from '../../database/statement-runner';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import { allConditions, idsAbove, type ListingCriteria } from './listing-criteria';
 import { PRIMARY_KEY } from './listing-planner';
@@ -24,6 +25,11 @@ export interface ListingTotal {
   buckets?: Bucket[];
   /** Rows at even steps through the criteria's order, ascending: deep pages in a text order. */
   marks?: Mark[];
+  /**
+   * The rows counted above `settledId`, part of `total` and `buckets`: a row may still be committed
+   * late below the highest id there, so the next advance counts them again.
+   */
+  recent?: { settledId: number; total: number; buckets?: Bucket[] };
 }
 
 /** `[rank, sort value, id]`: the row with `rank` rows before it in ascending order. */
@@ -84,47 +90,96 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** Injected into every listing (a property, so that subclasses keep their constructors). */
   @Inject(StatementRunners)
   protected readonly statementRunners!: StatementRunners;
+  @Inject(APP_CONFIG)
+  private readonly config!: AppConfig;
+  /** The table's highest id as counts saw it, `[when, id]`, ascending: for `settledId`. */
+  private readonly highestIdsSeen: [at: number, maxId: number][] = [];
 
   /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
   protected abstract toItem(row: RawRow): TItem;
 
   async count(criteria: ListingCriteria, options: PageOptions = {}): Promise<ListingTotal> {
-    const [row] = await this.select<{ total: unknown; max_id: unknown }>(
-      this.countStatement(criteria),
-      options,
-    );
-    return totalOf(row);
+    return this.countBy(criteria, undefined, options);
   }
 
   /** Rows per bucket of `column` (ids, or seconds since 1970), with the table's highest id. */
   async countByBucket(
     criteria: ListingCriteria,
-    { column, size }: SortBucket,
+    bucket: SortBucket,
     options: PageOptions = {},
   ): Promise<ListingTotal> {
-    const { where, params } = this.where(criteria);
-    const bucket = this.bucketOf(column, size);
-    const index = (column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
-    const rows = await this.select<
-      Record<'bucket' | 'n' | 'first_id' | 'last_id' | 'max_id', unknown>
-    >(
-      {
-        sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index)}${where} GROUP BY bucket ORDER BY bucket`,
-        params,
-      },
+    return this.countBy(criteria, bucket, options);
+  }
+
+  private async countBy(
+    criteria: ListingCriteria,
+    bucket: SortBucket | undefined,
+    options: PageOptions,
+  ): Promise<ListingTotal> {
+    const read = await this.statementRunners.read(
+      false,
+      (runner, statements) => this.countIn(runner, statements, criteria, bucket),
       options,
     );
-    const buckets = rows.map((row): Bucket => [
-      Number(row.bucket),
-      Number(row.n),
-      Number(row.first_id),
-      Number(row.last_id),
-    ]);
-    return {
-      total: buckets.reduce((sum, [, n]) => sum + n, 0),
-      maxId: rows.reduce((max, row) => Math.max(max, Number(row.max_id)), 0),
-      buckets,
-    };
+    return read.value;
+  }
+
+  /**
+   * Counts `criteria` (by `bucket`, with one) above `floor`, and in the same snapshot its rows
+   * above the settled id as `recent`; above `floor`, every row is recent until a higher id settles.
+   */
+  async countSettled(
+    criteria: ListingCriteria,
+    bucket: SortBucket | undefined,
+    floor: number | undefined,
+    options: PageOptions = {},
+  ): Promise<ListingTotal> {
+    const read = await this.statementRunners.read(
+      true,
+      (runner, statements) => this.countSettledIn(runner, statements, criteria, bucket, floor),
+      options,
+    );
+    return read.value;
+  }
+
+  private async countSettledIn(
+    runner: QueryRunner,
+    statements: StatementRunner,
+    criteria: ListingCriteria,
+    bucket?: SortBucket,
+    floor?: number,
+  ): Promise<ListingTotal> {
+    const counted = floor === undefined ? criteria : idsAbove(criteria, floor);
+    const whole = await this.countIn(runner, statements, counted, bucket);
+    let settledId = this.settledId();
+    if (floor !== undefined && (settledId === undefined || settledId <= floor)) settledId = floor;
+    if (settledId === undefined) return whole;
+    const recent =
+      settledId === floor
+        ? whole
+        : await this.countIn(runner, statements, idsAbove(criteria, settledId), bucket);
+    return { ...whole, recent: { settledId, total: recent.total, buckets: recent.buckets } };
+  }
+
+  /**
+   * The highest id a count saw at least TAIL_HOLDBACK_MS ago: the rows up to it are taken as
+   * committed, as tail walks take them. Undefined until a count is that old.
+   */
+  settledId(): number | undefined {
+    const seen = this.highestIdsSeen;
+    const before = Date.now() - this.config.tailHoldbackMs;
+    const settled = seen.findLastIndex(([at]) => at <= before);
+    if (settled < 0) return undefined;
+    seen.splice(0, settled);
+    return seen[0][1];
+  }
+
+  /** Records the table's highest id a statement saw (when it had finished: later, not sooner). */
+  private sawHighestId(maxId: number): void {
+    const [at, highest] = this.highestIdsSeen.at(-1) ?? [0, -1];
+    const now = Date.now();
+    // One a tenth of a second at most (a few dozen within the hold-back); skipping one only delays.
+    if (maxId > highest && now - at >= 100) this.highestIdsSeen.push([now, maxId]);
   }
 
   /** Rows of ids `(above, upTo]` per value of `columns` and hour of `time` (a rollup's chunk). */
@@ -154,7 +209,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       { sql: `SELECT ${this.highestId()} AS max_id`, params: {} },
       options,
     );
-    return Number(row?.max_id ?? 0);
+    const maxId = Number(row?.max_id ?? 0);
+    this.sawHighestId(maxId);
+    return maxId;
   }
 
   private bucketOf(column: string, size: number): string {
@@ -197,7 +254,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const { value, completeAsOf } = await this.statementRunners.read(
       true,
       async (runner, statements) => {
-        const total = await this.countIn(runner, statements, criteria);
+        const total = await this.countSettledIn(runner, statements, criteria);
         const items = await this.pageIn(runner, statements, criteria, offset, limit, total.total);
         return { total, items };
       },
@@ -227,11 +284,17 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       nearEnd,
       async (runner, statements) => {
         if (nearEnd && changedSince && (await this.changedIn(runner, statements, changedSince))) {
-          recounted = await this.countIn(runner, statements, criteria);
+          recounted = await this.countSettledIn(runner, statements, criteria);
           total = recounted.total;
         } else if (nearEnd) {
-          const appended = await this.countIn(runner, statements, idsAbove(criteria, known.maxId));
-          total = known.total + appended.total;
+          // From the settled part: the rows above it are counted again, with any committed late.
+          const settled = settledPart(known);
+          const appended = await this.countIn(
+            runner,
+            statements,
+            idsAbove(criteria, settled.maxId),
+          );
+          total = settled.total + appended.total;
         }
         return this.pageIn(runner, statements, criteria, offset, limit, total ?? known.total);
       },
@@ -326,12 +389,34 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     runner: QueryRunner,
     statements: StatementRunner,
     criteria: ListingCriteria,
+    bucket?: SortBucket,
   ): Promise<ListingTotal> {
-    const [row] = await statements.run<{ total: unknown; max_id: unknown }>(
-      runner,
-      this.countStatement(criteria),
-    );
-    return totalOf(row);
+    let counted: ListingTotal;
+    if (bucket) {
+      const rows = await statements.run<Record<string, unknown>>(
+        runner,
+        this.bucketStatement(criteria, bucket),
+      );
+      const buckets = rows.map((row): Bucket => [
+        Number(row.bucket),
+        Number(row.n),
+        Number(row.first_id),
+        Number(row.last_id),
+      ]);
+      counted = {
+        total: buckets.reduce((sum, [, n]) => sum + n, 0),
+        maxId: rows.reduce((max, row) => Math.max(max, Number(row.max_id)), 0),
+        buckets,
+      };
+    } else {
+      const [row] = await statements.run<{ total: unknown; max_id: unknown }>(
+        runner,
+        this.countStatement(criteria),
+      );
+      counted = { total: Number(row?.total ?? 0), maxId: Number(row?.max_id ?? 0) };
+    }
+    this.sawHighestId(counted.maxId);
+    return counted;
   }
 
   /** The rows of one statement, read on the server that serves reads now. */
@@ -390,6 +475,16 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       sql:
         `SELECT COUNT(*) AS total, ${this.highestId()} AS max_id FROM ` +
         (union ? `(${union}) t` : `${this.from(index)}${where}`),
+      params,
+    };
+  }
+
+  private bucketStatement(criteria: ListingCriteria, { column, size }: SortBucket): Statement {
+    const { where, params } = this.where(criteria);
+    const bucket = this.bucketOf(column, size);
+    const index = (column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
+    return {
+      sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index)}${where} GROUP BY bucket ORDER BY bucket`,
       params,
     };
   }
@@ -548,6 +643,24 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 }
 
+/** The total less its `recent` rows, as of its settled id: what an advance counts on from. */
+export function settledPart(counted: ListingTotal): ListingTotal {
+  const { recent, ...rest } = counted;
+  if (!recent) return counted;
+  const settled: ListingTotal = {
+    ...rest,
+    total: counted.total - recent.total,
+    maxId: recent.settledId,
+  };
+  if (counted.buckets) {
+    const rows = new Map(recent.buckets?.map(([index, n]) => [index, n]));
+    settled.buckets = counted.buckets
+      .map(([index, n, ...ids]): Bucket => [index, n - (rows.get(index) ?? 0), ...ids])
+      .filter(([, n]) => n > 0);
+  }
+  return settled;
+}
+
 /** The deepest page end for which each alternative of a union is sorted and cut first. */
 const UNION_TOP_ROWS = 1000;
 
@@ -556,11 +669,6 @@ const MATERIALIZED_ROWS = '18446744073709551615';
 
 /** The most rows a straight read walks: past it the deferred join is cheaper. */
 const STRAIGHT_WALK_ROWS = 200;
-
-const totalOf = (row?: { total: unknown; max_id: unknown }): ListingTotal => ({
-  total: Number(row?.total ?? 0),
-  maxId: Number(row?.max_id ?? 0),
-});
 
 /** `column, id` in `direction`; the column alone where it is unique (no ties to break). */
 const orderBy = (
