@@ -7,9 +7,11 @@
  * A database comparison that runs past BENCH_PROBE_DB_LIMIT_S (30 s) is left out, and counted.
  * With BENCH_PROBE_APPEND=N, every N cases append login activities and users, as a live platform
  * does: rows must stay exact, so page_count (which may lag by the TTL) is then not compared.
- * BENCH_PROBE_UPDATE=1 also changes a few users each time.
+ * BENCH_PROBE_UPDATE=1 also changes a few users each time. BENCH_PROBE_LATE=1 also leaves one login
+ * activity and one user uncommitted on a second connection until the next append: committed after
+ * rows with higher ids, as two writers' inserts may be.
  */
-import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import type { RunningServer } from './bench-server';
 import { ACTIVITY_COLUMNS } from '../../src/database/seed/demo-data';
 import { timedGet, type MatrixTokens } from './matrix';
@@ -55,6 +57,12 @@ export async function benchProbe(
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
 
   const db = await createConnection({ uri: databaseUrl, dateStrings: true });
+  const late =
+    process.env.BENCH_PROBE_LATE === '1'
+      ? await createConnection({ uri: databaseUrl, dateStrings: true })
+      : undefined;
+  // Copying rows is then a plain read, not a locking one that would wait for the open insert.
+  if (late) await db.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
   const query = async (sql: string, args: unknown[] = []) =>
     (await db.query<RowDataPacket[]>(sql, args))[0];
   try {
@@ -83,7 +91,8 @@ export async function benchProbe(
     };
 
     for (let i = 0; i < cases; i++) {
-      if (appendEvery > 0 && i > 0 && i % appendEvery === 0) await append(query, random, updating);
+      if (appendEvery > 0 && i > 0 && i % appendEvery === 0)
+        await append(query, random, updating, late);
       const listing = random() < 0.5 ? listings.users : listings.activities;
       const chosen = new Set<string>();
       const wanted = Math.floor(random() * 4);
@@ -170,6 +179,8 @@ export async function benchProbe(
     result.p99 = Math.round(times[Math.floor(times.length * 0.99)] ?? 0);
     return result;
   } finally {
+    await late?.query('COMMIT');
+    await late?.end();
     await db.end();
   }
 }
@@ -190,11 +201,14 @@ async function append(
   query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
   random: () => number,
   updating: boolean,
+  late?: Connection,
 ): Promise<void> {
   const rows = 1 + Math.floor(random() * 50);
   const [{ maxActivity, maxUser }] = await query(
     'SELECT (SELECT MAX(id) FROM login_activities) AS maxActivity, (SELECT MAX(id) FROM users) AS maxUser',
   );
+  if (late)
+    await insertLate(query, late, random() * Number(maxActivity), random() * Number(maxUser));
   const copied = ACTIVITY_COLUMNS.map((column) => (column === 'created_at' ? CREATED : column));
   // A bounded stretch of ids: copying from `id >= N` into the same table read all of it at 50M.
   const activityFrom = Math.floor(random() * Number(maxActivity));
@@ -220,6 +234,38 @@ async function append(
             updated_at = ${CREATED}
       WHERE id >= ? ORDER BY id LIMIT 3`,
     [Number(roles), Math.floor(random() * Number(maxUser))],
+  );
+}
+
+/**
+ * Commits the rows left open at the last append, then opens a transaction that inserts a copy of a
+ * login activity and of a user, created now: their ids lie below the rows appended after them.
+ */
+async function insertLate(
+  query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
+  late: Connection,
+  activityFrom: number,
+  userFrom: number,
+): Promise<void> {
+  await late.query('COMMIT');
+  const [activity] = await query(
+    `SELECT ${ACTIVITY_COLUMNS.join(', ')} FROM login_activities WHERE id >= ? ORDER BY id LIMIT 1`,
+    [Math.floor(activityFrom)],
+  );
+  const [user] = await query(
+    'SELECT name, email, role_id, organization_id FROM users WHERE id >= ? ORDER BY id LIMIT 1',
+    [Math.floor(userFrom)],
+  );
+  await late.query('START TRANSACTION');
+  const values = ACTIVITY_COLUMNS.map((column) => (column === 'created_at' ? CREATED : '?'));
+  await late.query(
+    `INSERT INTO login_activities (${ACTIVITY_COLUMNS.join(', ')}) VALUES (${values.join(', ')})`,
+    ACTIVITY_COLUMNS.filter((column) => column !== 'created_at').map((column) => activity[column]),
+  );
+  await late.query(
+    `INSERT INTO users (name, email, role_id, organization_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ${CREATED}, ${CREATED})`,
+    [user.name, `late${Date.now()}.${user.email}`, user.role_id, user.organization_id],
   );
 }
 
