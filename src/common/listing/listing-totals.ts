@@ -297,11 +297,7 @@ export class ListingTotals {
     if (!rolled) return undefined;
     const bucket = sortBucket(column);
     const [appended, ...edges] = await Promise.all([
-      walk.repository.countByBucket(
-        idsAbove(walk.criteria, rolled.maxId),
-        bucket,
-        this.walks.options,
-      ),
+      walk.repository.count(idsAbove(walk.criteria, rolled.maxId), this.walks.options, bucket),
       ...rolled.edges.map(async ({ from, to, start, end }): Promise<Span> => [
         await this.edgeTotal(walk, from, to, rolled.maxId),
         start,
@@ -405,7 +401,7 @@ export class ListingTotals {
       // Sorted by the bucket's column, so that the count reads an index that carries it.
       const outside = this.outsideWindow(repository, window, [seen], bucket.column, ['id']);
       const counted = await Promise.all(
-        outside.map((criteria) => repository.countByBucket(criteria, bucket, this.walks.options)),
+        outside.map((criteria) => repository.count(criteria, this.walks.options, bucket)),
       );
       const rows = new Map(wholeBuckets.map(([index, n]) => [index, n]));
       for (const { buckets = [] } of counted) {

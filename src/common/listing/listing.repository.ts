@@ -98,23 +98,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   /** Turns a raw row of `itemQuery` into the listing's item (drivers differ in types). */
   protected abstract toItem(row: RawRow): TItem;
 
-  async count(criteria: ListingCriteria, options: PageOptions = {}): Promise<ListingTotal> {
-    return this.countBy(criteria, undefined, options);
-  }
-
-  /** Rows per bucket of `column` (ids, or seconds since 1970), with the table's highest id. */
-  async countByBucket(
+  /** The rows of `criteria`, or with `bucket` per bucket of its column (ids, or seconds since 1970). */
+  async count(
     criteria: ListingCriteria,
-    bucket: SortBucket,
     options: PageOptions = {},
-  ): Promise<ListingTotal> {
-    return this.countBy(criteria, bucket, options);
-  }
-
-  private async countBy(
-    criteria: ListingCriteria,
-    bucket: SortBucket | undefined,
-    options: PageOptions,
+    bucket?: SortBucket,
   ): Promise<ListingTotal> {
     const read = await this.statementRunners.read(
       false,
