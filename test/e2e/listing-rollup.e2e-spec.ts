@@ -168,7 +168,15 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     `success=false&created_from=${from}&created_to=${to}`,
     `success = 0 AND created_at >= ${sql(from)} AND created_at < ${sql(to)}`,
   ] as const;
+  // A window from and to hours without rows (before the first, after the last): a keyset walk in id
+  // order has no ids for its partial hours, and none to count there.
+  const keysetInEmptyHours = [
+    'success=false&after_id=600&created_from=2020-01-01T00:30:00.000Z&created_to=2030-01-01T00:30:00.000Z',
+    "success = 0 AND id > 600 AND created_at >= '2020-01-01 00:30:00' AND created_at < '2030-01-01 00:30:00'",
+  ] as const;
   it.each([
+    [...keysetInEmptyHours, 'id'],
+    [...keysetInEmptyHours, '-id'],
     [...pair, 'created_at'],
     [...pair, '-created_at'],
     [...pair, 'id'],

@@ -383,14 +383,13 @@ export class ListingRollups {
     const ranges = time ? undefined : column === 'id' ? rollup.idRanges() : undefined;
     if (!time && !ranges) return undefined;
     // A partial hour's rows lie within its hour's span: its seconds, or its ids (which no other
-    // hour's ids interleave).
+    // hour's ids interleave). An hour without ids has no row up to the rollup's highest id.
     const edges: RolledEdge[] = [];
     for (const [from, to] of hours.edges) {
       const hour = Math.floor(from / HOUR_MS);
       const range = ranges?.get(hour);
       if (time) edges.push({ from, to, start: from / 1000, end: to / 1000 });
       else if (range) edges.push({ from, to, start: range[0], end: range[1] + 1 });
-      else return undefined; // an hour no row is known in yet
     }
     const spans = hours.runs
       .flatMap(([first, end]) => rollup.rowsPerHour(match, first, end))
