@@ -7,9 +7,9 @@
  * A database comparison that runs past BENCH_PROBE_DB_LIMIT_S (30 s) is left out, and counted.
  * With BENCH_PROBE_APPEND=N, every N cases append login activities and users, as a live platform
  * does: rows must stay exact, so page_count (which may lag by the TTL) is then not compared.
- * BENCH_PROBE_UPDATE=1 also changes a few users each time. BENCH_PROBE_LATE=1 also leaves one login
- * activity and one user uncommitted on a second connection until the next append: committed after
- * rows with higher ids, as two writers' inserts may be.
+ * BENCH_PROBE_UPDATE=1 also changes a few users each time. BENCH_PROBE_LATE=1 also inserts a login
+ * activity and a user on a second connection that commits LATE_COMMIT_MS after the rows appended
+ * after them, with higher ids, as two writers' inserts may be.
  */
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import type { RunningServer } from './bench-server';
@@ -57,9 +57,9 @@ export async function benchProbe(
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
 
   const db = await createConnection({ uri: databaseUrl, dateStrings: true });
-  const late =
+  const late: LateWriter | undefined =
     process.env.BENCH_PROBE_LATE === '1'
-      ? await createConnection({ uri: databaseUrl, dateStrings: true })
+      ? { connection: await createConnection({ uri: databaseUrl, dateStrings: true }) }
       : undefined;
   // Copying rows is then a plain read, not a locking one that would wait for the open insert.
   if (late) await db.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
@@ -179,8 +179,8 @@ export async function benchProbe(
     result.p99 = Math.round(times[Math.floor(times.length * 0.99)] ?? 0);
     return result;
   } finally {
-    await late?.query('COMMIT');
-    await late?.end();
+    await late?.committed;
+    await late?.connection.end();
     await db.end();
   }
 }
@@ -201,7 +201,7 @@ async function append(
   query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
   random: () => number,
   updating: boolean,
-  late?: Connection,
+  late?: LateWriter,
 ): Promise<void> {
   const rows = 1 + Math.floor(random() * 50);
   const [{ maxActivity, maxUser }] = await query(
@@ -226,6 +226,11 @@ async function append(
        FROM users WHERE id BETWEEN ? AND ? + 1000 ORDER BY id LIMIT ${Math.ceil(rows / 10)}`,
     [Date.now(), userFrom, userFrom],
   );
+  if (late) {
+    late.committed = new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_MS)).then(() =>
+      late.connection.query('COMMIT'),
+    );
+  }
   if (!updating) return;
   // And updates a few users' role and name (deep pages positioned by a histogram may shift).
   const [{ roles }] = await query('SELECT COUNT(*) AS roles FROM roles');
@@ -237,17 +242,27 @@ async function append(
   );
 }
 
+/** A second writer, whose inserts commit after the next ones of the first. */
+interface LateWriter {
+  connection: Connection;
+  /** Its last transaction's commit, LATE_COMMIT_MS after the rows appended after it. */
+  committed?: Promise<unknown>;
+}
+
+/** Within TAIL_HOLDBACK_MS (5 s): the late commits the service allows for. */
+const LATE_COMMIT_MS = 1000;
+
 /**
- * Commits the rows left open at the last append, then opens a transaction that inserts a copy of a
- * login activity and of a user, created now: their ids lie below the rows appended after them.
+ * Opens a transaction that inserts a copy of a login activity and of a user, created now: their
+ * ids lie below the rows appended after them, committed first.
  */
 async function insertLate(
   query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
-  late: Connection,
+  { connection: late, committed }: LateWriter,
   activityFrom: number,
   userFrom: number,
 ): Promise<void> {
-  await late.query('COMMIT');
+  await committed;
   const [activity] = await query(
     `SELECT ${ACTIVITY_COLUMNS.join(', ')} FROM login_activities WHERE id >= ? ORDER BY id LIMIT 1`,
     [Math.floor(activityFrom)],
