@@ -159,6 +159,37 @@ function pastPosition(
       };
 }
 
+/**
+ * A prefix on several columns (`q`) sorted by one of them, planned as a union of their indexes: its
+ * matches on the sort column, one stretch of that column's index, read along it (`own`), and the
+ * other columns' matches that the sort column's prefix does not match, counted on theirs (`others`).
+ */
+export function prefixStretch(
+  criteria: ListingCriteria,
+): { own: ListingCriteria; others: ListingCriteria } | undefined {
+  const indexes = criteria.index?.split(',') ?? [];
+  const split = criteria.conditions.find((c) => c.anyOf && c.anyOf.length === indexes.length);
+  const alternatives = split?.anyOf ?? [];
+  const own = alternatives.findIndex((sql) => sql.startsWith(`t.${criteria.sortColumn} LIKE `));
+  if (!split || own < 0 || alternatives.length !== 2) return undefined;
+  const other = 1 - own;
+  const replaced = (sql: string) =>
+    criteria.conditions.map((c) => (c === split ? { sql, params: split.params } : c));
+  return {
+    own: {
+      ...criteria,
+      conditions: replaced(alternatives[own]),
+      index: indexes[own],
+      sorted: false,
+    },
+    others: {
+      ...criteria,
+      conditions: replaced(`(${alternatives[other]}) AND NOT (${alternatives[own]})`),
+      countIndex: indexes[other],
+    },
+  };
+}
+
 /** The criteria's conditions with the implied ones: what a statement's WHERE holds. */
 export const allConditions = (criteria: ListingCriteria): Condition[] => [
   ...criteria.conditions,

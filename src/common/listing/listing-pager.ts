@@ -7,6 +7,7 @@ import { ListingCursors, WalkPosition } from './listing-cursor';
 import {
   afterPosition,
   idsAbove,
+  prefixStretch,
   upToPosition,
   type Condition,
   type ListingCriteria,
@@ -160,6 +161,18 @@ export class ListingPager {
     const keysetInTime = criteria.sortColumn !== 'id' && criteria.conditions.some((c) => c.keyset);
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows) && !keysetInTime)
       return undefined;
+    // `q` sorted by name or e-mail: along that column's stretch rather than a sort of every match.
+    const stretch = criteria.sorted ? prefixStretch(criteria) : undefined;
+    const inStretch =
+      stretch &&
+      (await repository.findInStretch(
+        stretch.own,
+        stretch.others,
+        offset,
+        limit,
+        this.walks.options,
+      ));
+    if (inStretch) return inStretch;
     const deep = depth >= this.deepPageRows;
     const spans = await this.totals.spans(walk, deep ? depth : undefined);
     if (!spans) return deep ? this.markedPage(walk, offset, total) : undefined;

@@ -9,7 +9,7 @@ import {
 } from '../../database/statement-runner';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import type { ListingDefinition, SortDirection } from './listing-definition';
-import { allConditions, idsAbove, type ListingCriteria } from './listing-criteria';
+import { allConditions, idsAbove, upToPosition, type ListingCriteria } from './listing-criteria';
 import { PRIMARY_KEY } from './listing-planner';
 
 /**
@@ -289,6 +289,41 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       options,
     );
     return { ...rows, total, recounted };
+  }
+
+  /**
+   * The page `offset` rows into a prefix's union sorted by one of its columns (`prefixStretch`),
+   * read along that column's stretch after counting, in the same snapshot, the other rows before
+   * it; undefined where one lies within the stretch or the page reaches past its end.
+   */
+  async findInStretch(
+    own: ListingCriteria,
+    others: ListingCriteria,
+    offset: number,
+    limit: number,
+    options: PageOptions = {},
+  ): Promise<Rows<TItem> | undefined> {
+    const end = Number.MAX_SAFE_INTEGER;
+    const reversed = { ...own, direction: reverse(own.direction) };
+    const { value: items, completeAsOf } = await this.statementRunners.read(
+      true,
+      async (runner, statements) => {
+        const upTo = async (item: TItem) => {
+          const value = this.sortParameter(own.sortColumn, this.sortValueOf(item, own.sortColumn));
+          const counted = upToPosition(others, { value, id: item.id });
+          return (await this.countIn(runner, statements, counted)).total;
+        };
+        const [first] = await this.pageIn(runner, statements, own, 0, 1, end);
+        const [last] = await this.pageIn(runner, statements, reversed, 0, 1, end);
+        if (!first || !last) return undefined;
+        const before = await upTo(first);
+        if (offset < before || (await upTo(last)) > before) return undefined;
+        const page = await this.pageIn(runner, statements, own, offset - before, limit, end);
+        return page.length === limit ? page : undefined;
+      },
+      options,
+    );
+    return items && { items, completeAsOf };
   }
 
   /** Whether a row of the table was changed at or after `since` (by `definition.changedAt`). */
