@@ -39,6 +39,25 @@ describe('CountCache', () => {
     expect(counts.peek('first other')).toBeUndefined();
   });
 
+  it('holds at most 500k buckets in all, dropping the least recently read histograms first', async () => {
+    const counts = cache('10000');
+    const histogram = (n: number): ListingTotal => ({
+      total: n,
+      maxId: n,
+      buckets: Array.from({ length: 100_000 }, (_, i) => [i, n]),
+    });
+    await counts.get('table histogram', () => Promise.resolve(histogram(1)));
+    await counts.get('first other', () => Promise.resolve(histogram(2)));
+    for (let i = 0; i < 5; i++) {
+      expect(counts.peek('table histogram')?.total).toBe(1);
+      await counts.get(`deep page ${i}`, () => Promise.resolve(histogram(10 + i)));
+    }
+    expect(counts.peek('table histogram')?.total).toBe(1);
+    expect(counts.peek('first other')).toBeUndefined();
+    expect(counts.peek('deep page 0')).toBeUndefined();
+    expect(counts.peek('deep page 4')?.total).toBe(14);
+  });
+
   it('warms a histogram in the background once per key, and at most two at a time', async () => {
     const counts = cache('10000');
     const first = deferred();

@@ -46,6 +46,12 @@ export class CountCache {
   private readonly logger = new Logger(CountCache.name);
   private sharedFailureLoggedAt = -Infinity;
   private static readonly MAX_ENTRIES = 10_000;
+  /**
+   * The most buckets and marks held in all (about 56 bytes each): histograms of many criteria (a
+   * deep page's each) outgrew the 128 MiB heap at 50M rows before the entry count bound them.
+   */
+  private static readonly MAX_CELLS = 500_000;
+  private cells = 0;
   private static readonly MAX_WARMING = 2;
   private warming = 0;
 
@@ -278,16 +284,23 @@ export class CountCache {
 
   /** `countMs`: how long the count took (unknown for a total another instance published). */
   private remember(key: string, value: ListingTotal, ttlMs: number, countMs = 0): void {
-    if (this.entries.size >= CountCache.MAX_ENTRIES) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+    const replaced = this.entries.get(key);
+    if (replaced) this.cells -= cellsOf(replaced.value);
+    this.entries.delete(key);
+    const cells = cellsOf(value);
+    // The least recently read go first, until the new total fits.
+    for (const [oldest, entry] of this.entries) {
+      if (this.entries.size < CountCache.MAX_ENTRIES && this.cells + cells <= CountCache.MAX_CELLS)
+        break;
+      this.entries.delete(oldest);
+      this.cells -= cellsOf(entry.value);
     }
+    this.cells += cells;
     const expiresAt = Date.now() + ttlMs;
     const windowMs = Math.min(
       this.ttlMs,
       Math.max(this.refreshAheadMs, REFRESH_AHEAD_COUNT_TIMES * countMs),
     );
-    this.entries.delete(key);
     this.entries.set(key, {
       value,
       expiresAt,
@@ -296,3 +309,7 @@ export class CountCache {
     });
   }
 }
+
+/** What a total holds: itself, and its histogram's buckets or its marks. */
+const cellsOf = ({ buckets, marks, recent }: ListingTotal): number =>
+  1 + (buckets?.length ?? 0) + (marks?.length ?? 0) + (recent?.buckets?.length ?? 0);
