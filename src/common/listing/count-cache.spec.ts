@@ -39,12 +39,12 @@ describe('CountCache', () => {
     expect(counts.peek('first other')).toBeUndefined();
   });
 
-  it('holds at most 500k buckets in all, dropping the least recently read histograms first', async () => {
+  it('holds at most 400k buckets in all, dropping the least recently read histograms first', async () => {
     const counts = cache('10000');
     const histogram = (n: number): ListingTotal => ({
       total: n,
       maxId: n,
-      buckets: Array.from({ length: 100_000 }, (_, i) => [i, n]),
+      buckets: Array.from({ length: 80_000 }, (_, i) => [i, n]),
     });
     await counts.get('table histogram', () => Promise.resolve(histogram(1)));
     await counts.get('first other', () => Promise.resolve(histogram(2)));

@@ -47,10 +47,11 @@ export class CountCache {
   private sharedFailureLoggedAt = -Infinity;
   private static readonly MAX_ENTRIES = 10_000;
   /**
-   * The most buckets and marks held in all (about 56 bytes each): histograms of many criteria (a
-   * deep page's each) outgrew the 128 MiB heap at 50M rows before the entry count bound them.
+   * The most buckets and marks held in all (about 90 bytes of heap each): histograms of many
+   * criteria (a deep page's each) outgrew the 128 MiB heap at 50M rows before the entry count
+   * bound them.
    */
-  private static readonly MAX_CELLS = 500_000;
+  private static readonly MAX_CELLS = 400_000;
   private cells = 0;
   private static readonly MAX_WARMING = 2;
   private warming = 0;
