@@ -9,7 +9,7 @@
  * does: rows must stay exact, so page_count (which may lag by the TTL) is then not compared.
  * BENCH_PROBE_UPDATE=1 also changes a few users each time. BENCH_PROBE_LATE=1 also inserts a login
  * activity and a user on a second connection that commits LATE_COMMIT_MS after the rows appended
- * after them, with higher ids, as two writers' inserts may be.
+ * after them, with higher ids, as two writers' inserts may be, once the service has counted those.
  */
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import type { RunningServer } from './bench-server';
@@ -90,9 +90,23 @@ export async function benchProbe(
       return { ids: reply.ids!, pageCount: reply.pageCount!, next: reply.next };
     };
 
+    // Pages past the end count the rows appended since their total: the service sees the new ids.
+    const seeHighestIds = async () => {
+      for (const path of [
+        '/v1/login_activities',
+        '/v1/login_activities?success=true',
+        '/v1/users',
+      ]) {
+        await timedGet(
+          server,
+          `${path}${path.includes('?') ? '&' : '?'}page=100000000`,
+          tokens.unscoped,
+        );
+      }
+    };
     for (let i = 0; i < cases; i++) {
       if (appendEvery > 0 && i > 0 && i % appendEvery === 0)
-        await append(query, random, updating, late);
+        await append(query, random, updating, late && { ...late, seen: seeHighestIds });
       const listing = random() < 0.5 ? listings.users : listings.activities;
       const chosen = new Set<string>();
       const wanted = Math.floor(random() * 4);
@@ -179,7 +193,6 @@ export async function benchProbe(
     result.p99 = Math.round(times[Math.floor(times.length * 0.99)] ?? 0);
     return result;
   } finally {
-    await late?.committed;
     await late?.connection.end();
     await db.end();
   }
@@ -227,9 +240,11 @@ async function append(
     [Date.now(), userFrom, userFrom],
   );
   if (late) {
-    late.committed = new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_MS)).then(() =>
-      late.connection.query('COMMIT'),
-    );
+    // The service counts past the rows just appended, then the late ones commit: between two cases,
+    // so that no case compares a walk with the database while rows land.
+    await late.seen?.();
+    await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_MS));
+    await late.connection.query('COMMIT');
   }
   if (!updating) return;
   // And updates a few users' role and name (deep pages positioned by a histogram may shift).
@@ -245,8 +260,8 @@ async function append(
 /** A second writer, whose inserts commit after the next ones of the first. */
 interface LateWriter {
   connection: Connection;
-  /** Its last transaction's commit, LATE_COMMIT_MS after the rows appended after it. */
-  committed?: Promise<unknown>;
+  /** Makes the service count the rows appended (and see their ids) before the late ones commit. */
+  seen?: () => Promise<void>;
 }
 
 /** Within TAIL_HOLDBACK_MS (5 s): the late commits the service allows for. */
@@ -258,11 +273,10 @@ const LATE_COMMIT_MS = 1000;
  */
 async function insertLate(
   query: (sql: string, args?: unknown[]) => Promise<RowDataPacket[]>,
-  { connection: late, committed }: LateWriter,
+  { connection: late }: LateWriter,
   activityFrom: number,
   userFrom: number,
 ): Promise<void> {
-  await committed;
   const [activity] = await query(
     `SELECT ${ACTIVITY_COLUMNS.join(', ')} FROM login_activities WHERE id >= ? ORDER BY id LIMIT 1`,
     [Math.floor(activityFrom)],
