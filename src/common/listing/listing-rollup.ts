@@ -336,6 +336,14 @@ export class ListingRollups {
     });
   }
 
+  /** The orders the built rollup positions pages in: its time, and `id` where hours' ids follow. */
+  spansOf(repository: AnyRepository): string[] {
+    const rollup = this.rollups.get(repository.definition.resource);
+    const time = repository.definition.rollup?.time;
+    if (!rollup || !time) return [];
+    return rollup.idRanges() ? [time, 'id'] : [time];
+  }
+
   /** Whether the listing's rollup is built (by the warm-up) and splits by the criteria's kind. */
   answers(repository: AnyRepository, criteria: ListingCriteria): boolean {
     const rollup = this.rollups.get(repository.definition.resource);

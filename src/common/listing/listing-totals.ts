@@ -239,9 +239,11 @@ export class ListingTotals {
       const query = { ...filters, sort: column } as ListingQuery;
       const walk = this.walks.of(repository, query, PLATFORM, this.walks.defaultLimit);
       // The rollup gives a filter's total, its rows per hour of its time column and the table's
-      // (a window's implied id bounds); ids and other times are still counted.
+      // (a window's implied id bounds), and its ids per hour where no two hours' ids interleave (a
+      // log's); other times are still counted.
       const rolled = this.rollups.answers(repository, walk.criteria);
-      if (rolled && column === repository.definition.rollup?.time) continue;
+      const spansOf = rolled && this.rollups.spansOf(repository);
+      if (spansOf && spansOf.includes(column)) continue;
       if (!counted && !rolled) await this.counts.get(walk.key, this.advancing(walk, true));
       counted = true;
       await this.counts.get(
