@@ -106,8 +106,14 @@ export class ListingTotals {
             window && (() => this.outside(walk, window, bucket, walkRows)),
           );
     if (!histogram) return undefined;
-    // With the rows appended since the histogram (a short range of ids), in their buckets.
-    const { buckets = [] } = await this.advancing(walk, false, bucket)(histogram);
+    // With the rows above its settled part (a short range of ids) in their buckets, read here: the
+    // spans are not kept, so their recent rows need no count of their own.
+    const settled = settledPart(histogram);
+    const appended = idsAbove(criteria, settled.maxId);
+    const { buckets = [] } = advanced(
+      settled,
+      await repository.count(appended, this.walks.options, bucket),
+    );
     if (buckets.some(([index]) => index < 0)) return undefined;
     return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
   }

@@ -122,9 +122,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     floor: number | undefined,
     options: PageOptions = {},
   ): Promise<ListingTotal> {
+    const from = this.recentFrom(floor);
+    // Two statements (the rows, and those above the settled id) read one snapshot; one needs none.
     const read = await this.statementRunners.read(
-      true,
-      (runner, statements) => this.countSettledIn(runner, statements, criteria, bucket, floor),
+      from !== undefined && from !== floor,
+      (runner, statements) =>
+        this.countSettledIn(runner, statements, criteria, bucket, floor, from),
       options,
     );
     return read.value;
@@ -136,17 +139,22 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     criteria: ListingCriteria,
     bucket?: SortBucket,
     floor?: number,
+    from = this.recentFrom(floor),
   ): Promise<ListingTotal> {
     const counted = floor === undefined ? criteria : idsAbove(criteria, floor);
     const whole = await this.countIn(runner, statements, counted, bucket);
-    let settledId = this.settledId();
-    if (floor !== undefined && (settledId === undefined || settledId <= floor)) settledId = floor;
-    if (settledId === undefined) return whole;
+    if (from === undefined) return whole;
     const recent =
-      settledId === floor
+      from === floor
         ? whole
-        : await this.countIn(runner, statements, idsAbove(criteria, settledId), bucket);
-    return { ...whole, recent: { settledId, total: recent.total, buckets: recent.buckets } };
+        : await this.countIn(runner, statements, idsAbove(criteria, from), bucket);
+    return { ...whole, recent: { settledId: from, total: recent.total, buckets: recent.buckets } };
+  }
+
+  /** Where a count's recent rows start: the settled id; above `floor`, every row until one settles. */
+  private recentFrom(floor?: number): number | undefined {
+    const settled = this.settledId();
+    return floor !== undefined && (settled === undefined || settled <= floor) ? floor : settled;
   }
 
   /**
@@ -666,10 +674,15 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 }
 
+/** `settledPart` of each cached total, worked out once: plans ask for the table's at every request. */
+const settledParts = new WeakMap<ListingTotal, ListingTotal>();
+
 /** The total less its `recent` rows, as of its settled id: what an advance counts on from. */
 export function settledPart(counted: ListingTotal): ListingTotal {
   const { recent, ...rest } = counted;
   if (!recent) return counted;
+  const known = settledParts.get(counted);
+  if (known) return known;
   const settled: ListingTotal = {
     ...rest,
     total: counted.total - recent.total,
@@ -681,6 +694,7 @@ export function settledPart(counted: ListingTotal): ListingTotal {
       .map(([index, n, ...ids]): Bucket => [index, n - (rows.get(index) ?? 0), ...ids])
       .filter(([, n]) => n > 0);
   }
+  settledParts.set(counted, settled);
   return settled;
 }
 
