@@ -94,4 +94,28 @@ describe('rows committed late below an id a count has seen', () => {
     await sleep(350);
     expect((await list('success=true')).total).toBe(12);
   });
+
+  it("are in a window's far pages once its total is cut from its base's histogram", async () => {
+    kit = await startTestApp({
+      env: {
+        COUNT_CACHE_TTL_MS: '300',
+        COUNT_CACHE_FULL_RECOUNT_MS: '3600000',
+        TAIL_HOLDBACK_MS: '1000',
+        RATE_LIMIT_PER_MINUTE: '0',
+      },
+    });
+    token = await kit.token();
+    const user = await kit.data.user();
+    await kit.data.many(10, () => kit.data.loginActivity({ user }));
+    const window = 'success=true&created_from=2026-01-01T00:30:00.000Z';
+    // Counted, and the base's hourly histogram (success=true) counted in the background.
+    expect((await list(window)).total).toBe(10);
+    await sleep(1100);
+    await insertWithId(1000);
+    await sleep(350);
+    // Cut from the base's histogram now.
+    expect((await list(window)).total).toBe(11);
+    await insertWithId(500);
+    expect(await fromTheEnd(window, 3)).toEqual(await idsInDatabase('success = 1'));
+  });
 });

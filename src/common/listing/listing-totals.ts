@@ -69,8 +69,10 @@ export class ListingTotals {
         const window = walk.window();
         const histogram = window && (await this.windowHistogram(walk, window));
         if (!histogram) return fallback(previous);
-        const { total, maxId, countedAt } = histogram;
-        return { total, maxId, countedAt };
+        // Its recent rows too: a far page counts them again, with any committed late.
+        const { total, maxId, countedAt, recent } = histogram;
+        const rows = recent && { settledId: recent.settledId, total: recent.total };
+        return { total, maxId, countedAt, recent: rows };
       };
     return this.counts.get(walk.key, fromWindow(onMiss), fromWindow(this.advancing(walk, true)));
   }
