@@ -16,7 +16,7 @@ export interface Condition {
   /** A range's bounds (inclusive), for estimates from a histogram: ids, or times in ms. */
   between?: { from?: number; to?: number };
   /** `sql` as alternatives, one per column of a `prefix`: each read through its own index. */
-  anyOf?: string[];
+  anyOf?: { column: string; sql: string }[];
   /** `after_id` (ids above `bound`) or `before_id`: a keyset walk's total is counted per bucket. */
   keyset?: { bound: number; upwards: boolean };
 }
@@ -87,9 +87,9 @@ export function buildCriteria(
       }
       case 'prefix': {
         const like = (c: string) => `t.${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
-        const anyOf = (columns ?? [column]).map(like);
+        const anyOf = (columns ?? [column]).map((c) => ({ column: c, sql: like(c) }));
         conditions.push({
-          sql: `(${anyOf.join(' OR ')})`,
+          sql: `(${anyOf.map(({ sql }) => sql).join(' OR ')})`,
           anyOf,
           params: { [name]: `${escapeLike(String(value))}%` },
           binds,
@@ -170,7 +170,7 @@ export function prefixStretch(
   const indexes = criteria.index?.split(',') ?? [];
   const split = criteria.conditions.find((c) => c.anyOf && c.anyOf.length === indexes.length);
   const alternatives = split?.anyOf ?? [];
-  const own = alternatives.findIndex((sql) => sql.startsWith(`t.${criteria.sortColumn} LIKE `));
+  const own = alternatives.findIndex(({ column }) => column === criteria.sortColumn);
   if (!split || own < 0 || alternatives.length !== 2) return undefined;
   const other = 1 - own;
   const replaced = (sql: string) =>
@@ -178,13 +178,13 @@ export function prefixStretch(
   return {
     own: {
       ...criteria,
-      conditions: replaced(alternatives[own]),
+      conditions: replaced(alternatives[own].sql),
       index: indexes[own],
       sorted: false,
     },
     others: {
       ...criteria,
-      conditions: replaced(`(${alternatives[other]}) AND NOT (${alternatives[own]})`),
+      conditions: replaced(`(${alternatives[other].sql}) AND NOT (${alternatives[own].sql})`),
       countIndex: indexes[other],
     },
   };

@@ -620,7 +620,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const branches = names.map(
       (name, i) =>
         `SELECT ${selected} FROM \`${this.definition.table}\` t FORCE INDEX (\`${name}\`)` +
-        ` WHERE (${split.anyOf![i]})${others}` +
+        ` WHERE (${split.anyOf![i].sql})${others}` +
         (top ? ` ORDER BY ${orderBy('t', criteria, top.direction)} LIMIT ${top.rows}` : ''),
     );
     return top ? `(${branches.join(') UNION (')})` : branches.join(' UNION ');
