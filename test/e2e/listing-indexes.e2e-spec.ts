@@ -421,6 +421,8 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       expect(body.pagination!.page_count).toBeGreaterThan(8);
       const page = statements.find((s) => s.name === 'page')!;
       expect(page.sql).toContain('ix_users_created_at_cover');
+      // Its 40 rows are kept of the sort (a priority queue), the matches not materialized first.
+      expect(page.sql).not.toMatch(/LIMIT \d{6,}/);
       if (mariadb) {
         // The page's 5 rows (the deferred join): the 40 entries sorted for it came from the index
         // alone (read through ix_users_created_at, each of the window's rows was looked up).

@@ -89,6 +89,20 @@ describe('choosePlan', () => {
       kind: 'sort',
       index: 'ix_users_created_at_cover',
     });
+    // Too many to sort whole (it spills), but page 1 keeps only its top rows: the window's 353k of 2M users
+    // updated lately (created lately too, at the far end of a walk) are read, not 1.6M passed.
+    const updated = { ...windowed(), windows: new Set(['updated_at']) };
+    updated.ranges = new Set(['updated_at']);
+    const lately = estimates(2_000_000, { updated_at: 0.1766 }, ['updated_at']);
+    for (const [sort, index] of [
+      ['id', 'ix_users_updated_at'], // which carries the id
+      ['created_at', 'ix_users_updated_at_cover'],
+    ]) {
+      expect(choosePlan(usersListing.indexes, updated, sort, 20, lately)).toMatchObject({
+        kind: 'sort',
+        index,
+      });
+    }
     // Implied id bounds bring a walk in id order to the window: it is walked.
     const id = choosePlan(usersListing.indexes, windowed(['created_at']), 'id', 20, rows);
     expect(id.kind).toBe('walk');

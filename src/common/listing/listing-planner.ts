@@ -73,6 +73,11 @@ const COVERED_CHECK_COST = 0.05;
 const COVERED_SORT_COST = 0.25;
 /** The most entries sorted from an index alone: more spill the sort's temporary table to disk. */
 const COVERED_SORT_ROWS = 200_000;
+/**
+ * A sort for a page ending within this many rows keeps only those (a priority queue, which does
+ * not spill, looking up no row but theirs): its cost is reading the matches, however many.
+ */
+export const TOP_SORT_ROWS = 1000;
 /** The largest sort (in index entries) taken over a walk whose matches may lie at its far end. */
 const SAFE_SORT_COST = 200_000;
 
@@ -152,7 +157,7 @@ export function choosePlan(
         // Covering the sort column too, the matches are sorted from the index alone.
         cost:
           rows *
-          (covered && carries(sortColumn) && rows <= COVERED_SORT_ROWS
+          (covered && carries(sortColumn) && (rows <= COVERED_SORT_ROWS || depth <= TOP_SORT_ROWS)
             ? COVERED_SORT_COST
             : SORT_ROW_COST),
       };

@@ -10,7 +10,7 @@ import {
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import type { ListingDefinition, SortDirection } from './listing-definition';
 import { allConditions, idsAbove, upToPosition, type ListingCriteria } from './listing-criteria';
-import { PRIMARY_KEY } from './listing-planner';
+import { PRIMARY_KEY, TOP_SORT_ROWS } from './listing-planner';
 
 /**
  * A total as counted, with the table's highest id then (0 when empty): the rows appended since
@@ -535,15 +535,17 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const page = { ...params, page_limit: Number(limit), page_offset: Number(offset) };
     const order = ` ORDER BY ${orderBy('t', criteria, direction)} LIMIT :page_limit OFFSET :page_offset`;
     if (criteria.sorted && this.isMysql()) {
-      // MariaDB's filesort would look each sorted row up again by its id, even when the index
-      // carries what it selects: the matches are materialized first (a LIMIT keeps them so).
       const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
       // A page near the start takes only its first rows of each alternative, in the page's order.
-      const top =
-        offset + limit <= UNION_TOP_ROWS ? { direction, rows: offset + limit } : undefined;
+      const top = offset + limit <= TOP_SORT_ROWS ? { direction, rows: offset + limit } : undefined;
       const union = this.union(criteria, forceIndex ?? criteria.index, selected, top);
-      const matches = union ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`;
-      return { sql: `SELECT t.id AS id FROM (${matches}) t${order}`, params: page };
+      // MariaDB's filesort looks each sorted row up again by its id, even when the index carries
+      // what it selects: past the top rows (a priority queue, sorted in place) the matches are
+      // materialized first (a LIMIT keeps them so).
+      if (union || !top) {
+        const matches = union ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`;
+        return { sql: `SELECT t.id AS id FROM (${matches}) t${order}`, params: page };
+      }
     }
     return { sql: `SELECT ${output} FROM ${from}${order}`, params: page };
   }
@@ -697,9 +699,6 @@ export function settledPart(counted: ListingTotal): ListingTotal {
   settledParts.set(counted, settled);
   return settled;
 }
-
-/** The deepest page end for which each alternative of a union is sorted and cut first. */
-const UNION_TOP_ROWS = 1000;
 
 /** A LIMIT no derived table reaches: it only keeps the optimizer from merging the table away. */
 const MATERIALIZED_ROWS = '18446744073709551615';
