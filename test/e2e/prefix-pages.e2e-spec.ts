@@ -82,6 +82,33 @@ describe('deep pages of q in name or e-mail order, read along the stretch of the
     expect(alongStretch).toBeGreaterThanOrEqual(pages - 6);
   });
 
+  it('reads a deep page asked for first, with its count, along the stretch', async () => {
+    // A role of its own: no total of these criteria is cached, so the page is read in the count's
+    // snapshot.
+    const fresh = (await kit.data.role()).id;
+    await kit.data.many(40, (i) =>
+      kit.data.user({ name: `Karo ${i}`, email: `karo${i}@z.test`, role_id: fresh }),
+    );
+    await kit.data.many(5, (i) =>
+      kit.data.user({ name: `Bea ${i}`, email: `karo.b${i}@z.test`, role_id: fresh }),
+    );
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE (name LIKE 'kar%' OR email LIKE 'kar%') AND role_id = ${fresh} ORDER BY name, id`,
+    );
+    const watch = watchStatements(kit.dataSource);
+    const reply = await kit
+      .as(await kit.token())
+      .get(`/v1/users?q=kar&role_id=${fresh}&sort=name&limit=${LIMIT}&page=4`)
+      .expect(200);
+    const statements = watch.statements();
+    watch.stop();
+    const ids = (reply.body.data as { id: number }[]).map((item) => item.id);
+    expect(ids).toEqual(rows.slice(3 * LIMIT, 4 * LIMIT).map((row) => Number(row.id)));
+    expect(reply.body.pagination.page_count).toBe(Math.ceil(rows.length / LIMIT));
+    expect(statements.some((sql) => /SELECT COUNT\(\*\)/.test(sql))).toBe(true);
+    expect(statements.some((sql) => /AND NOT \(t\.name LIKE/.test(sql))).toBe(true);
+  });
+
   it('reads the pages of a stretch that other rows interleave as the database orders them', async () => {
     // MySQL's unicode_ci sorts `Kaßb` as `Kassb`, between `Kassandra` and `Kassz`, yet `Kaßb` is
     // no match of `kas%`: found by its e-mail, it lies within the names' stretch.

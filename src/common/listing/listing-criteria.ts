@@ -159,14 +159,18 @@ function pastPosition(
       };
 }
 
+/** A prefix's matches on the sort column (`own`), and the other columns' (`others`). */
+export interface Stretch {
+  own: ListingCriteria;
+  others: ListingCriteria;
+}
+
 /**
  * A prefix on several columns (`q`) sorted by one of them, planned as a union of their indexes: its
  * matches on the sort column, one stretch of that column's index, read along it (`own`), and the
  * other columns' matches that the sort column's prefix does not match, counted on theirs (`others`).
  */
-export function prefixStretch(
-  criteria: ListingCriteria,
-): { own: ListingCriteria; others: ListingCriteria } | undefined {
+export function prefixStretch(criteria: ListingCriteria): Stretch | undefined {
   const indexes = criteria.index?.split(',') ?? [];
   const split = criteria.conditions.find((c) => c.anyOf && c.anyOf.length === indexes.length);
   const alternatives = split?.anyOf ?? [];

@@ -13,12 +13,17 @@ import {
   type ListingCriteria,
 } from './listing-criteria';
 import { ListingExport, ListingExporter } from './listing-export';
+import { TOP_SORT_ROWS } from './listing-planner';
 import type { ListingFormat } from './listing-format.decorator';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingTotals } from './listing-totals';
 import { after, ListingWalks, positionAfter, Walk } from './listing-walk';
 import type { ListingRepository, ListingTotal, Mark, Rows } from './listing.repository';
 import { Page } from './page';
+
+/** `q` sorted by name or e-mail: along that column's stretch rather than a sort of every match. */
+const stretchOf = (criteria: ListingCriteria) =>
+  criteria.sorted ? prefixStretch(criteria) : undefined;
 
 /** Rows from either end past which a page is positioned from the rollup, where it answers. */
 const ROLLUP_POSITION_ROWS = 1000;
@@ -87,11 +92,15 @@ export class ListingPager {
     let countedWithPage: Rows<TItem> | undefined;
     const countWithPage: TotalCounter = async (previous) => {
       if (previous) return this.totals.advancing(walk, false)(previous);
+      // Past a sort's top rows, `q` by name or e-mail is read along that column's stretch.
+      const deep = offset + limit > Math.min(TOP_SORT_ROWS, this.deepPageRows);
+      const stretch = deep ? stretchOf(criteria) : undefined;
       const { total, ...rows } = await repository.countAndFindPage(
         criteria,
         offset,
         limit,
         this.walks.options,
+        stretch,
       );
       countedWithPage = rows;
       return { ...total, countedAt: Date.now() };
@@ -161,17 +170,9 @@ export class ListingPager {
     const keysetInTime = criteria.sortColumn !== 'id' && criteria.conditions.some((c) => c.keyset);
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows) && !keysetInTime)
       return undefined;
-    // `q` sorted by name or e-mail: along that column's stretch rather than a sort of every match.
-    const stretch = criteria.sorted ? prefixStretch(criteria) : undefined;
+    const stretch = stretchOf(criteria);
     const inStretch =
-      stretch &&
-      (await repository.findInStretch(
-        stretch.own,
-        stretch.others,
-        offset,
-        limit,
-        this.walks.options,
-      ));
+      stretch && (await repository.findInStretch(stretch, offset, limit, this.walks.options));
     if (inStretch) return inStretch;
     const deep = depth >= this.deepPageRows;
     const spans = await this.totals.spans(walk, deep ? depth : undefined);

@@ -9,7 +9,13 @@ import {
 } from '../../database/statement-runner';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import type { ListingDefinition, SortDirection } from './listing-definition';
-import { allConditions, idsAbove, upToPosition, type ListingCriteria } from './listing-criteria';
+import {
+  allConditions,
+  idsAbove,
+  upToPosition,
+  type ListingCriteria,
+  type Stretch,
+} from './listing-criteria';
 import { PRIMARY_KEY, TOP_SORT_ROWS } from './listing-planner';
 
 /**
@@ -240,18 +246,24 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return this.timeOrdersOnce;
   }
 
-  /** Counts and reads the page in one snapshot. */
+  /**
+   * Counts and reads the page in one snapshot; with `stretch` (`prefixStretch`), along the sort
+   * column's stretch where it can (`findInStretch`).
+   */
   async countAndFindPage(
     criteria: ListingCriteria,
     offset: number,
     limit: number,
     options: PageOptions = {},
+    stretch?: Stretch,
   ): Promise<Rows<TItem> & { total: ListingTotal }> {
     const { value, completeAsOf } = await this.statementRunners.read(
       true,
       async (runner, statements) => {
         const total = await this.countSettledIn(runner, statements, criteria);
-        const items = await this.pageIn(runner, statements, criteria, offset, limit, total.total);
+        const items =
+          (stretch && (await this.stretchIn(runner, statements, stretch, offset, limit))) ??
+          (await this.pageIn(runner, statements, criteria, offset, limit, total.total));
         return { total, items };
       },
       options,
@@ -305,33 +317,40 @@ export abstract class ListingRepository<TItem extends { id: number }> {
    * it; undefined where one lies within the stretch or the page reaches past its end.
    */
   async findInStretch(
-    own: ListingCriteria,
-    others: ListingCriteria,
+    stretch: Stretch,
     offset: number,
     limit: number,
     options: PageOptions = {},
   ): Promise<Rows<TItem> | undefined> {
-    const end = Number.MAX_SAFE_INTEGER;
-    const reversed = { ...own, direction: reverse(own.direction) };
     const { value: items, completeAsOf } = await this.statementRunners.read(
       true,
-      async (runner, statements) => {
-        const upTo = async (item: TItem) => {
-          const value = this.sortParameter(own.sortColumn, this.sortValueOf(item, own.sortColumn));
-          const counted = upToPosition(others, { value, id: item.id });
-          return (await this.countIn(runner, statements, counted)).total;
-        };
-        const [first] = await this.pageIn(runner, statements, own, 0, 1, end);
-        const [last] = await this.pageIn(runner, statements, reversed, 0, 1, end);
-        if (!first || !last) return undefined;
-        const before = await upTo(first);
-        if (offset < before || (await upTo(last)) > before) return undefined;
-        const page = await this.pageIn(runner, statements, own, offset - before, limit, end);
-        return page.length === limit ? page : undefined;
-      },
+      (runner, statements) => this.stretchIn(runner, statements, stretch, offset, limit),
       options,
     );
     return items && { items, completeAsOf };
+  }
+
+  private async stretchIn(
+    runner: QueryRunner,
+    statements: StatementRunner,
+    { own, others }: Stretch,
+    offset: number,
+    limit: number,
+  ): Promise<TItem[] | undefined> {
+    const end = Number.MAX_SAFE_INTEGER;
+    const upTo = async (item: TItem) => {
+      const value = this.sortParameter(own.sortColumn, this.sortValueOf(item, own.sortColumn));
+      const counted = upToPosition(others, { value, id: item.id });
+      return (await this.countIn(runner, statements, counted)).total;
+    };
+    const reversed = { ...own, direction: reverse(own.direction) };
+    const [first] = await this.pageIn(runner, statements, own, 0, 1, end);
+    const [last] = await this.pageIn(runner, statements, reversed, 0, 1, end);
+    if (!first || !last) return undefined;
+    const before = await upTo(first);
+    if (offset < before || (await upTo(last)) > before) return undefined;
+    const page = await this.pageIn(runner, statements, own, offset - before, limit, end);
+    return page.length === limit ? page : undefined;
   }
 
   /** Whether a row of the table was changed at or after `since` (by `definition.changedAt`). */
