@@ -1,5 +1,5 @@
 import { toSqlDatetime } from '../../src/database/row-values';
-import { eventually, startTestApp, TestApp } from '../kit';
+import { startTestApp, TestApp } from '../kit';
 
 /**
  * Two inserts may commit out of order: a count sees id 1,000 while id 500 is still uncommitted.
@@ -80,11 +80,7 @@ describe('rows committed late below an id a count has seen', () => {
     ['from the rollup', 'true'],
   ])('are in the total and far pages at the next advance (%s)', async (_, warmup) => {
     await startWithTenRows(warmup);
-    await eventually(
-      async () => (await kit.http().get('/metrics').expect(200)).text,
-      (text) => /^listing_warmup_pending 0$/m.test(text),
-      30_000,
-    );
+    await kit.warmedUp();
     expect((await list('success=true')).total).toBe(10);
     // The highest id counted so far settles: a transaction commits within the hold-back.
     await sleep(1100);

@@ -1,6 +1,6 @@
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { toSqlDatetime } from '../../src/database/row-values';
-import { eventually, startTestApp, TestApp, watchStatements } from '../kit';
+import { startTestApp, TestApp, watchStatements } from '../kit';
 
 /**
  * The login activity rollup (rows per hour for each combination of the few-valued columns): the
@@ -33,12 +33,7 @@ describe('totals of any combination of the few-valued filters, from the rollup',
         RATE_LIMIT_PER_MINUTE: '0', // every page of several walks, one token
       },
     });
-    const metrics = await eventually(
-      async () => (await kit.http().get('/metrics').expect(200)).text,
-      (text) => /^listing_warmup_pending 0$/m.test(text),
-      30_000,
-    );
-    expect(metrics).toMatch(/^listing_warmup_pending 0$/m);
+    await kit.warmedUp();
     token = await kit.token();
   }, 90_000);
 

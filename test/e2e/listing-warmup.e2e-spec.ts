@@ -1,4 +1,4 @@
-import { eventually, startTestApp, TestApp, watchStatements } from '../kit';
+import { startTestApp, TestApp, watchStatements } from '../kit';
 
 /**
  * COUNT_CACHE_WARMUP: after a start, the totals and histograms of each listing, unfiltered and by
@@ -23,12 +23,7 @@ describe('the count cache warm-up after a start (COUNT_CACHE_WARMUP)', () => {
       database: seeded.database,
       env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', TAIL_HOLDBACK_MS: '0' },
     });
-    const metrics = await eventually(
-      async () => (await kit.http().get('/metrics').expect(200)).text,
-      (text) => /^listing_warmup_pending 0$/m.test(text),
-      20_000,
-    );
-    expect(metrics).toMatch(/^listing_warmup_pending 0$/m);
+    await kit.warmedUp();
   }, 60_000);
 
   afterAll(async () => {

@@ -112,11 +112,7 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
       env: { COUNT_CACHE_WARMUP: 'true', DEEP_PAGE_ROWS: '10', TAIL_HOLDBACK_MS: '0' },
     });
     try {
-      await eventually(
-        async () => (await warmed.http().get('/metrics').expect(200)).text,
-        (text) => /^listing_warmup_pending 0$/m.test(text),
-        20_000,
-      );
+      await warmed.warmedUp();
       const token = await warmed.token();
       const rows = await warmed.dataSource.query<{ id: number }[]>(
         'SELECT id FROM users ORDER BY email DESC',

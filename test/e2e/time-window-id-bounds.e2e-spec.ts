@@ -1,4 +1,4 @@
-import { eventually, startTestApp, TestApp, UserRow, watchStatements } from '../kit';
+import { startTestApp, TestApp, UserRow, watchStatements } from '../kit';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -44,12 +44,7 @@ describe('time windows in id order start at the window’s ids', () => {
         DEEP_PAGE_ROWS: '10',
       },
     });
-    const metrics = await eventually(
-      async () => (await kit.http().get('/metrics').expect(200)).text,
-      (text) => /^listing_warmup_pending 0$/m.test(text),
-      20_000,
-    );
-    expect(metrics).toMatch(/^listing_warmup_pending 0$/m);
+    await kit.warmedUp();
     token = await kit.token();
   }, 60_000);
 

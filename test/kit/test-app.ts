@@ -12,6 +12,7 @@ import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { buildOpenApiDocument } from '../../src/openapi/openapi-document';
 import { __resetOutOfContextForTests as resetOutOfContextLogger } from 'nestjs-pino/PinoLogger';
 import { contractCheckedAgent, ContractValidator } from './contract';
+import { eventually } from './eventually';
 import { DataFactory } from './factories';
 import { LogCapture } from './log-capture';
 import { createTestDatabase, TestDatabase, TestTarget } from './test-database';
@@ -90,6 +91,11 @@ export interface TestApp {
     predicate: (line: Record<string, unknown>) => boolean,
     timeoutMs?: number,
   ) => Promise<Record<string, unknown>>;
+  /**
+   * Waits for the count-cache warm-up (`COUNT_CACHE_WARMUP: 'true'`) to finish, its rollups and
+   * histograms counted; fails if it has not within `timeoutMs`.
+   */
+  warmedUp: (timeoutMs?: number) => Promise<void>;
   /** Closes the app, then drops its database (unless it was handed in). */
   close: () => Promise<void>;
 }
@@ -183,6 +189,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     waitForLog: async (predicate, timeoutMs = 2000) => {
       if (!captured) throw new Error('start the app with { captureLogs: true } to read its logs');
       return captured.waitFor(predicate, timeoutMs);
+    },
+    warmedUp: async (timeoutMs = 30_000) => {
+      const pending = /^listing_warmup_pending 0$/m;
+      const metrics = await eventually(
+        async () => (await http().get('/metrics').expect(200)).text,
+        (text) => pending.test(text),
+        timeoutMs,
+      );
+      if (!pending.test(metrics)) throw new Error(`the warm-up did not end in ${timeoutMs} ms`);
     },
     close: async () => {
       await app.close();
