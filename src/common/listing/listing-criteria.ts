@@ -15,8 +15,11 @@ export interface Condition {
   binds?: { column: string; range: boolean };
   /** A range's bounds (inclusive), for estimates from a histogram: ids, or times in ms. */
   between?: { from?: number; to?: number };
-  /** `sql` as alternatives, one per column of a `prefix`: each read through its own index. */
-  anyOf?: { column: string; sql: string }[];
+  /**
+   * `sql` as alternatives, one per column of a `prefix`, or of a `walkBound`: each read through its
+   * own index (for a bound, `index`; none: the page's).
+   */
+  anyOf?: { column: string; sql: string; index?: string }[];
   /** `after_id` (ids above `bound`) or `before_id`: a keyset walk's total is counted per bucket. */
   keyset?: { bound: number; upwards: boolean };
 }
@@ -30,6 +33,11 @@ export interface ListingCriteria {
   bound: BoundColumns;
   /** Conditions every matching row meets anyway (implied id bounds): not part of the key. */
   implied?: Condition[];
+  /**
+   * Where a walk's matches lie, as alternatives every match meets one of (a window on the changed
+   * column, `walkBoundOf`): only the page reads it, each alternative on its own index.
+   */
+  walkBound?: Condition;
   /** The index the page reads through, named so that its plan cannot drift (undefined: any). */
   index?: string;
   /** The plan reads the filters' matches through `index` and sorts them (not a walk in order). */

@@ -38,8 +38,9 @@ export interface ListingDefinition {
    */
   immutableTimestamps?: readonly string[];
   /**
-   * A timestamp every update of a row sets (`updated_at`, indexed). Without one, rows are taken
-   * never to change once written (a log): a cached total then stays exact but for deleted rows.
+   * A timestamp every write of a row sets to its time (`updated_at`, indexed). Without one, rows
+   * are taken never to change once written (a log): a cached total then stays exact but for
+   * deleted rows.
    */
   changedAt?: string;
 }

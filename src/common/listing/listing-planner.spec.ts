@@ -103,6 +103,11 @@ describe('choosePlan', () => {
         index,
       });
     }
+    // A walk bound brings the walk to the window's stretch: it is walked.
+    const reached = { ...updated, reached: new Set(['updated_at']) };
+    for (const sort of ['id', 'created_at']) {
+      expect(choosePlan(usersListing.indexes, reached, sort, 20, lately).kind).toBe('walk');
+    }
     // Implied id bounds bring a walk in id order to the window: it is walked.
     const id = choosePlan(usersListing.indexes, windowed(['created_at']), 'id', 20, rows);
     expect(id.kind).toBe('walk');

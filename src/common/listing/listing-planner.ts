@@ -8,6 +8,8 @@ export interface BoundColumns {
   windows?: ReadonlySet<string>;
   /** Windows that implied id bounds bring a walk in id order to (`impliedIdBounds`). */
   bracketed?: ReadonlySet<string>;
+  /** Windows that a walk in the sort's order is brought to (`walkBoundOf`). */
+  reached?: ReadonlySet<string>;
   /** Orders that follow time, where a window's matches may cluster: `id` and the timestamps. */
   timeOrders?: ReadonlySet<string>;
 }
@@ -137,12 +139,14 @@ export function choosePlan(
       const cost = Math.min(rows, depth * perMatch) * entry;
       // Times correlate (users created lately were updated lately): a window checked on a walk in
       // another time's order may match only at its far end, unless implied id bounds bring an id
-      // walk to it.
+      // walk to it, or a walk bound (`walkBoundOf`) a walk in the sort's order.
       const exposed =
         !!bound.timeOrders?.has(path.sort) &&
         checked.some(
           (column) =>
-            bound.windows?.has(column) && !(path.sort === 'id' && bound.bracketed?.has(column)),
+            bound.windows?.has(column) &&
+            !(path.sort === 'id' && bound.bracketed?.has(column)) &&
+            !(path.sort === sortColumn && bound.reached?.has(column)),
         );
       // At worst such a walk passes every entry of its stretch that does not match, then the page.
       const worst = Math.min(rows, Math.max(0, rows - matches) + depth);

@@ -63,6 +63,7 @@ export class ListingWalks {
   readonly recountOptions: PageOptions;
   readonly defaultLimit: number;
   private readonly tailHoldbackMs: number;
+  private readonly changeMarginMs: number;
 
   constructor(
     private readonly counts: CountCache,
@@ -71,6 +72,8 @@ export class ListingWalks {
   ) {
     this.defaultLimit = config.pagination.defaultLimit;
     this.tailHoldbackMs = config.tailHoldbackMs;
+    // A row changed while a histogram was counted, or committed late, or by a clock a little behind.
+    this.changeMarginMs = config.countCacheRecountTimeoutMs + config.tailHoldbackMs;
     this.options = {
       statementTimeoutMs: config.database.statementTimeoutMs,
       preparedStatements: config.database.preparedStatements > 0,
@@ -123,9 +126,16 @@ export class ListingWalks {
       const counted = peeked ? settledPart(peeked) : this.rollups.hourly(repository, column);
       if (!counted?.buckets) return undefined;
       const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
-      return { size, buckets: counted.buckets, maxId: counted.maxId };
+      const { buckets, maxId } = counted;
+      return {
+        size,
+        buckets,
+        maxId,
+        countedAt: 'countedAt' in counted ? counted.countedAt : undefined,
+      };
     };
     const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf);
+    const walkBound = walkBoundOf(definition, criteria, histogramOf, this.changeMarginMs);
     const windows = new Set(
       criteria.conditions
         .filter(({ binds, between }) => binds?.range && between && binds.column !== 'id')
@@ -141,6 +151,7 @@ export class ListingWalks {
         ranges: new Set(ranges),
         windows,
         bracketed,
+        reached: walkBound && new Set([definition.changedAt!]),
         timeOrders: repository.timeOrders,
       },
     };
@@ -161,6 +172,7 @@ export class ListingWalks {
     const filteredWalk = plan.kind === 'walk' && allConditions(bounded).some((c) => !c.idRange);
     return {
       ...bounded,
+      walkBound: plan.kind === 'walk' ? walkBound : undefined,
       index: plan.index ?? (filteredWalk ? PRIMARY_KEY : undefined),
       countIndex: plan.countIndex,
       bucketIndex: plan.bucketIndex,
@@ -252,6 +264,92 @@ function impliedIdBounds(
     }
   }
   return { implied, bracketed };
+}
+
+/**
+ * A window on the column every update sets (`changedAt`), for a walk in id or creation order: its
+ * matches may all lie at the walk's far end (users updated lately were created lately). The
+ * table's histogram by that column gave the ids its rows had when counted, and the histogram by
+ * the sort column (the rollup's hours) where those ids lie in the walk's order; a row changed
+ * since has that column past the count, and a row appended since an id above both histograms.
+ * So every match is in that stretch of the walk, or changed since, or appended: read as a union
+ * of the three (docs/architecture.md, The planner). Undefined where the stretch is the whole walk.
+ */
+function walkBoundOf(
+  definition: ListingDefinition,
+  criteria: ListingCriteria,
+  histogramOf: (column: string) => (Histogram & { maxId: number; countedAt?: number }) | undefined,
+  marginMs: number,
+): Condition | undefined {
+  const { changedAt, immutableTimestamps = [] } = definition;
+  const { sortColumn: sort } = criteria;
+  const window = criteria.conditions.filter(
+    ({ binds, between }) => binds?.range && binds.column === changedAt && between,
+  );
+  if (!changedAt || !window.length || (sort !== 'id' && !immutableTimestamps.includes(sort))) {
+    return undefined;
+  }
+  const changed = histogramOf(changedAt);
+  const ordered = sort === 'id' ? undefined : histogramOf(sort);
+  if (!changed?.countedAt || (sort !== 'id' && !ordered)) return undefined;
+  if ([changed, ordered].some((h) => h?.buckets.some(([, , first]) => first === undefined))) {
+    return undefined;
+  }
+  // The rows changed since are read on an index in the changed column's order (scoped: its own).
+  const [changedPath] = definition.indexes
+    .filter(
+      ({ sort: order, index, equals }) =>
+        order === changedAt &&
+        index &&
+        !index.includes(',') &&
+        equals.every((column) => criteria.bound.equals.has(column)),
+    )
+    .sort(
+      (a, b) =>
+        b.equals.length - a.equals.length || (b.covers?.length ?? 0) - (a.covers?.length ?? 0),
+    );
+  if (!changedPath) return undefined;
+  const from = Math.max(...window.map(({ between }) => between!.from ?? -Infinity));
+  const to = Math.min(...window.map(({ between }) => between!.to ?? Infinity));
+  // One bucket more each side, as for implied id bounds: rows committed late.
+  const inWindow = changed.buckets.filter(
+    ([index]) =>
+      index >= Math.floor(from / changed.size) - 1 && index <= Math.floor(to / changed.size) + 1,
+  );
+  if (inWindow.length === changed.buckets.length) return undefined;
+  // None: an empty stretch (every match changed or appended since).
+  const lowId = Math.min(changed.maxId + 1, ...inWindow.map(([, , first]) => first!));
+  const highId = Math.max(0, ...inWindow.map(([, , , last]) => last!));
+  const seen = Math.min(changed.maxId, ordered?.maxId ?? Infinity);
+  let stretch: { sql: string; params: Record<string, unknown> };
+  if (!ordered) {
+    stretch = {
+      sql: 't.id >= :reach_low_id AND t.id <= :reach_high_id',
+      params: { reach_low_id: lowId, reach_high_id: highId },
+    };
+  } else {
+    // The sort column's buckets holding any of those ids: the walk's stretch.
+    const holding = ordered.buckets.filter(
+      ([, , first, last]) => last! >= lowId && first! <= highId,
+    );
+    if (holding.length === ordered.buckets.length) return undefined;
+    const start = holding.length ? holding[0][0] * ordered.size : 0;
+    const end = holding.length ? (holding.at(-1)![0] + 1) * ordered.size : 0;
+    stretch = {
+      sql: `t.${sort} >= :reach_from AND t.${sort} < :reach_to`,
+      params: { reach_from: new Date(start), reach_to: new Date(end) },
+    };
+  }
+  const since = new Date(changed.countedAt - marginMs);
+  return {
+    sql: `((${stretch.sql}) OR t.${changedAt} >= :reach_since OR t.id > :reach_seen)`,
+    params: { ...stretch.params, reach_since: since, reach_seen: seen },
+    anyOf: [
+      { column: sort, sql: stretch.sql },
+      { column: changedAt, sql: `t.${changedAt} >= :reach_since`, index: changedPath.index },
+      { column: 'id', sql: 't.id > :reach_seen', index: PRIMARY_KEY },
+    ],
+  };
 }
 
 /** The query's window, when all its range filters are on one timestamp column (not a keyset). */

@@ -13,6 +13,7 @@ import {
   allConditions,
   idsAbove,
   upToPosition,
+  type Condition,
   type ListingCriteria,
   type Stretch,
 } from './listing-criteria';
@@ -548,7 +549,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     forceIndex?: string,
   ): Statement {
     const direction = walk === 'forward' ? criteria.direction : reverse(criteria.direction);
-    const { where, params } = this.where(criteria);
+    const bound = criteria.sorted ? undefined : criteria.walkBound;
+    const { where, params } = this.where(criteria, bound);
     const from = `${this.from(forceIndex ?? criteria.index)}${where}`;
     // Parameters, not literals: every page of a walk then runs one and the same statement.
     const page = { ...params, page_limit: Number(limit), page_offset: Number(offset) };
@@ -565,6 +567,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         const matches = union ?? `SELECT ${selected} FROM ${from} LIMIT ${MATERIALIZED_ROWS}`;
         return { sql: `SELECT t.id AS id FROM (${matches}) t${order}`, params: page };
       }
+    }
+    if (bound && this.isMysql()) {
+      // Each of the bound's alternatives walked on its own index to the page's end, then merged.
+      const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
+      const top = { direction, rows: offset + limit };
+      const union = this.union(criteria, forceIndex ?? criteria.index, selected, top, bound);
+      return { sql: `SELECT t.id AS id FROM (${union}) t${order}`, params: page };
     }
     return { sql: `SELECT ${output} FROM ${from}${order}`, params: page };
   }
@@ -630,9 +639,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     index: string | undefined,
     selected: string,
     top?: { direction: SortDirection; rows: number },
+    /** A walk bound, whose alternatives name their indexes (none: `index`). */
+    bound?: Condition,
   ): string | undefined {
-    const names = index?.split(',') ?? [];
-    const split = criteria.conditions.find((c) => c.anyOf?.length === names.length);
+    const names = bound
+      ? bound.anyOf!.map((alternative) => alternative.index ?? index ?? PRIMARY_KEY)
+      : (index?.split(',') ?? []);
+    const split = bound ?? criteria.conditions.find((c) => c.anyOf?.length === names.length);
     if (!this.isMysql() || names.length < 2 || !split) return undefined;
     const others = allConditions(criteria)
       .filter((condition) => condition !== split)
@@ -647,8 +660,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return top ? `(${branches.join(') UNION (')})` : branches.join(' UNION ');
   }
 
-  private where(criteria: ListingCriteria): { where: string; params: Record<string, unknown> } {
-    const conditions = allConditions(criteria);
+  private where(
+    criteria: ListingCriteria,
+    bound?: Condition,
+  ): { where: string; params: Record<string, unknown> } {
+    const conditions = [...allConditions(criteria), ...(bound ? [bound] : [])];
     if (conditions.length === 0) return { where: '', params: {} };
     const sqlite = !this.isMysql();
     const params: Record<string, unknown> = {};

@@ -1,0 +1,114 @@
+import { startTestApp, TestApp, watchStatements } from '../kit';
+
+const DAY = 24 * 3_600_000;
+/** The users are created a day apart from here on, each updated a day after its creation. */
+const start = Date.now() - 1600 * DAY;
+
+/**
+ * A window on `updated_at` in id or creation order: users updated lately were created lately, at
+ * the far end of the walk. The walk starts where the table's histograms put the window's rows, and
+ * still reads every row changed or appended since those were counted (`walkBoundOf`).
+ */
+describe('windows on updated_at in id or creation order', () => {
+  let seeded: TestApp;
+  let kit: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    seeded = await startTestApp();
+    await seeded.data.many(1500, (i) =>
+      seeded.data.user({
+        created_at: new Date(start + i * DAY),
+        updated_at: new Date(start + (i + 1) * DAY),
+      }),
+    );
+    kit = await startTestApp({
+      database: seeded.database,
+      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', RATE_LIMIT_PER_MINUTE: '0' },
+    });
+    await kit.warmedUp();
+    token = await kit.token();
+  }, 60_000);
+
+  afterAll(async () => {
+    await kit?.close();
+    await seeded?.close();
+  });
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const sqlTime = (ms: number) => `'${iso(ms).replace('T', ' ').replace('Z', '')}'`;
+  /** The last 300 users were updated from here on. */
+  const lately = start + 1201 * DAY - 3_600_000;
+
+  /** Every page of `query`, and whether page 1 read the window's stretch alone. */
+  async function pagesOf(query: string): Promise<{ ids: number[]; bounded: boolean }> {
+    const ids: number[] = [];
+    let bounded = false;
+    for (let page = 1; ; page++) {
+      const watch = watchStatements(kit.dataSource);
+      const reply = await kit.as(token).get(`/v1/users?${query}&limit=10&page=${page}`).expect(200);
+      const statements = watch.statements();
+      watch.stop();
+      // Later pages may sort the matches instead (deeper, or read from the end).
+      if (page === 1)
+        bounded = statements.some((sql) =>
+          /t\.updated_at >= \? OR t\.id > |FORCE INDEX \(`PRIMARY`\) WHERE \(t\.id > /.test(sql),
+        );
+      const items = reply.body.data as { id: number }[];
+      ids.push(...items.map((item) => item.id));
+      if (items.length < 10) return { ids, bounded };
+    }
+  }
+
+  async function databaseIds(where: string, order: string): Promise<number[]> {
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE ${where} ORDER BY ${order}`,
+    );
+    return rows.map((row) => Number(row.id));
+  }
+
+  it.each([
+    [
+      `updated_from=${iso(lately)}&sort=created_at`,
+      `updated_at >= ${sqlTime(lately)}`,
+      'created_at, id',
+    ],
+    [`updated_from=${iso(lately)}&sort=id`, `updated_at >= ${sqlTime(lately)}`, 'id'],
+    [
+      `updated_to=${iso(start + 300 * DAY)}&sort=-created_at`,
+      `updated_at < ${sqlTime(start + 300 * DAY)}`,
+      'created_at DESC, id DESC',
+    ],
+  ])('%s: the database’s rows, from the window’s stretch', async (query, where, order) => {
+    const { ids, bounded } = await pagesOf(query);
+    expect(ids.length).toBeGreaterThan(20);
+    expect(ids).toEqual(await databaseIds(where, order));
+    expect(bounded).toBe(true);
+  });
+
+  it('reads the rows updated and appended since the histograms were counted', async () => {
+    // An old user updated now, and one appended (imported) with old times, its update in the
+    // window: both at the start of the walk, far before its stretch.
+    const [old] = await kit.dataSource.query<{ id: number }[]>(
+      'SELECT id FROM users ORDER BY id LIMIT 1 OFFSET 5',
+    );
+    await kit.dataSource.query(
+      `UPDATE users SET updated_at = ${sqlTime(Date.now())} WHERE id = ${Number(old.id)}`,
+    );
+    const appended = await kit.data.user({
+      email: 'appended@changed.test',
+      created_at: new Date(start - DAY),
+      updated_at: new Date(lately + DAY),
+    });
+    for (const [sort, order] of [
+      ['created_at', 'created_at, id'],
+      ['id', 'id'],
+    ]) {
+      const { ids, bounded } = await pagesOf(`updated_from=${iso(lately)}&sort=${sort}`);
+      const expected = await databaseIds(`updated_at >= ${sqlTime(lately)}`, order);
+      expect(expected).toEqual(expect.arrayContaining([Number(old.id), appended.id]));
+      expect(ids).toEqual(expected);
+      expect(bounded).toBe(true);
+    }
+  });
+});
