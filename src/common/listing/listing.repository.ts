@@ -555,8 +555,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     // Parameters, not literals: every page of a walk then runs one and the same statement.
     const page = { ...params, page_limit: Number(limit), page_offset: Number(offset) };
     const order = ` ORDER BY ${orderBy('t', criteria, direction)} LIMIT :page_limit OFFSET :page_offset`;
+    // What a union's branches or materialized matches select: enough to order them.
+    const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
     if (criteria.sorted && this.isMysql()) {
-      const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
       // A page near the start takes only its first rows of each alternative, in the page's order.
       const top = offset + limit <= TOP_SORT_ROWS ? { direction, rows: offset + limit } : undefined;
       const union = this.union(criteria, forceIndex ?? criteria.index, selected, top);
@@ -570,7 +571,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     }
     if (bound && this.isMysql()) {
       // Each of the bound's alternatives walked on its own index to the page's end, then merged.
-      const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
       const top = { direction, rows: offset + limit };
       const union = this.union(criteria, forceIndex ?? criteria.index, selected, top, bound);
       return { sql: `SELECT t.id AS id FROM (${union}) t${order}`, params: page };
