@@ -125,12 +125,17 @@ export function buildCriteria(
   return { conditions, sortColumn, direction, bound };
 }
 
-/** The rows after `position` in the listing's order: a keyset on (sort column, id). */
+/**
+ * The rows after `position` in the listing's order: a keyset on (sort column, id). A position comes
+ * after a match, past where a walk bound brings the walk: each step would only read the rows
+ * changed since again (an export's every chunk).
+ */
 export function afterPosition(
   criteria: ListingCriteria,
   position: { value: unknown; id: number },
 ): ListingCriteria {
-  return { ...criteria, conditions: [...criteria.conditions, pastPosition(criteria, position)] };
+  const conditions = [...criteria.conditions, pastPosition(criteria, position)];
+  return { ...criteria, conditions, walkBound: undefined };
 }
 
 /** The rows up to `position`, itself included, in the listing's order: `afterPosition`'s others. */
