@@ -10,6 +10,8 @@ export interface BoundColumns {
   bracketed?: ReadonlySet<string>;
   /** Windows that a walk in the sort's order is brought to (`walkBoundOf`). */
   reached?: ReadonlySet<string>;
+  /** Columns a histogram by the sort column keeps the range of, besides ids (`Bucket`). */
+  ranged?: readonly string[];
   /** Orders that follow time, where a window's matches may cluster: `id` and the timestamps. */
   timeOrders?: ReadonlySet<string>;
 }
@@ -123,11 +125,13 @@ export function choosePlan(
       columnsOf(column).every((c) => c === 'id' || c === path.sort || path.covers?.includes(c));
     const covered = checked.every(carries);
     // Counting reads the index prefix, and a row for each entry unless the index carries the
-    // checks; a histogram by the sort column also needs that column (on a tie: in its order).
+    // checks; a histogram by the sort column also needs that column and those it keeps the range
+    // of (on a tie: in its order).
     const entry = covered ? COVERED_CHECK_COST : 1;
     const count = { path, cost: rows * entry, inOrder: path.sort === sortColumn };
     if (!countPath || cheaper(count, countPath)) countPath = count;
-    const bucket = { ...count, cost: carries(sortColumn) ? count.cost : rows };
+    const bucketed = [sortColumn, ...(bound.ranged ?? [])].every(carries);
+    const bucket = { ...count, cost: bucketed ? count.cost : rows };
     if (!bucketPath || cheaper(bucket, bucketPath)) bucketPath = bucket;
     const inOrder = path.unique || path.sort === sortColumn;
     if (inOrder) {

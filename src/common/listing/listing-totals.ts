@@ -568,19 +568,24 @@ function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal 
   };
   if (previous.buckets) {
     const merged = new Map(previous.buckets.map((bucket) => [bucket[0], bucket]));
-    for (const [index, rows, firstId, lastId] of appended.buckets ?? []) {
-      const [, before = 0, first = firstId, last = lastId] = merged.get(index) ?? [];
-      merged.set(index, [index, before + rows, minOf(first, firstId), maxOf(last, lastId)]);
+    for (const bucket of appended.buckets ?? []) {
+      const before = merged.get(bucket[0]);
+      merged.set(bucket[0], before ? mergedBucket(before, bucket) : bucket);
     }
     total.buckets = [...merged.values()].sort(([a], [b]) => a - b);
   }
   return total;
 }
 
-const minOf = (a?: number, b?: number) =>
-  a === undefined ? b : b === undefined ? a : Math.min(a, b);
-const maxOf = (a?: number, b?: number) =>
-  a === undefined ? b : b === undefined ? a : Math.max(a, b);
+/** Two counts of one bucket as one: rows summed, then each range's lowest and highest kept. */
+function mergedBucket([index, rows, ...ranges]: Bucket, [, more, ...others]: Bucket): Bucket {
+  const kept = ranges.map((value, i) => {
+    const other = others[i];
+    if (value === undefined || other === undefined) return value ?? other;
+    return i % 2 === 0 ? Math.min(value, other) : Math.max(value, other);
+  });
+  return [index, rows + more, ...kept] as Bucket;
+}
 
 /** The buckets of a sort column's histograms: KEYSET_BUCKET ids, or hours. */
 const sortBucket = (column: string): SortBucket => ({

@@ -16,7 +16,12 @@ import { Histogram, rowEstimates } from './listing-estimates';
 import { choosePlan, PRIMARY_KEY } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
-import { settledPart, type ListingRepository, type PageOptions } from './listing.repository';
+import {
+  settledPart,
+  type Bucket,
+  type ListingRepository,
+  type PageOptions,
+} from './listing.repository';
 
 /** What one request reads: its criteria with their plan, their cache key and cursors' binding. */
 export interface Walk<TItem extends { id: number }> {
@@ -152,6 +157,7 @@ export class ListingWalks {
         windows,
         bracketed,
         reached: walkBound && new Set([definition.changedAt!]),
+        ranged: criteria.sortColumn === definition.changedAt ? definition.immutableTimestamps : [],
         timeOrders: repository.timeOrders,
       },
     };
@@ -266,14 +272,17 @@ function impliedIdBounds(
   return { implied, bracketed };
 }
 
+/** The share of its column's span past which a walk bound leaves too little out to be worth its union. */
+const MOST_OF_THE_WALK = 0.9;
+
 /**
- * A window on the column every update sets (`changedAt`), for a walk in id or creation order: its
- * matches may all lie at the walk's far end (users updated lately were created lately). The
- * table's histogram by that column gave the ids its rows had when counted, and the histogram by
- * the sort column (the rollup's hours) where those ids lie in the walk's order; a row changed
- * since has that column past the count, and a row appended since an id above both histograms.
- * So every match is in that stretch of the walk, or changed since, or appended: read as a union
- * of the three (docs/architecture.md, The planner). Undefined where the stretch is the whole walk.
+ * A window on the column every write sets (`changedAt`), for a walk in id order or in a timestamp
+ * a row never changes: its matches may all lie at the walk's far end (users updated lately were
+ * created lately). The table's histogram by that column gave, per hour, the range of ids and of
+ * each such timestamp its rows had when counted; a row changed since has that column past the
+ * count, and a row appended since an id above the histogram's. So every match lies in the window's
+ * hours' range of the sort column, or changed since, or appended: read as a union of the three
+ * (docs/architecture.md, Count cache). Undefined where the range is every row's.
  */
 function walkBoundOf(
   definition: ListingDefinition,
@@ -286,13 +295,12 @@ function walkBoundOf(
   const window = criteria.conditions.filter(
     ({ binds, between }) => binds?.range && binds.column === changedAt && between,
   );
-  if (!changedAt || !window.length || (sort !== 'id' && !immutableTimestamps.includes(sort))) {
-    return undefined;
-  }
+  // Where the sort column's range is in the histogram's buckets: the ids', or a timestamp's.
+  const timestamp = immutableTimestamps.indexOf(sort);
+  const at = sort === 'id' ? 2 : 4 + 2 * timestamp;
+  if (!changedAt || !window.length || (sort !== 'id' && timestamp < 0)) return undefined;
   const changed = histogramOf(changedAt);
-  const ordered = sort === 'id' ? undefined : histogramOf(sort);
-  if (!changed?.countedAt || (sort !== 'id' && !ordered)) return undefined;
-  if ([changed, ordered].some((h) => h?.buckets.some(([, , first]) => first === undefined))) {
+  if (!changed?.countedAt || changed.buckets.some((bucket) => bucket[at + 1] === undefined)) {
     return undefined;
   }
   // The rows changed since are read on an index in the changed column's order (scoped: its own).
@@ -311,41 +319,41 @@ function walkBoundOf(
   if (!changedPath) return undefined;
   const from = Math.max(...window.map(({ between }) => between!.from ?? -Infinity));
   const to = Math.min(...window.map(({ between }) => between!.to ?? Infinity));
-  // One bucket more each side, as for implied id bounds: rows committed late.
+  // One hour more each side, as for implied id bounds: rows committed late.
   const inWindow = changed.buckets.filter(
     ([index]) =>
       index >= Math.floor(from / changed.size) - 1 && index <= Math.floor(to / changed.size) + 1,
   );
-  if (inWindow.length === changed.buckets.length) return undefined;
-  // None: an empty stretch (every match changed or appended since).
-  const lowId = Math.min(changed.maxId + 1, ...inWindow.map(([, , first]) => first!));
-  const highId = Math.max(0, ...inWindow.map(([, , , last]) => last!));
-  const seen = Math.min(changed.maxId, ordered?.maxId ?? Infinity);
-  let stretch: { sql: string; params: Record<string, unknown> };
-  if (!ordered) {
-    stretch = {
-      sql: 't.id >= :reach_low_id AND t.id <= :reach_high_id',
-      params: { reach_low_id: lowId, reach_high_id: highId },
-    };
-  } else {
-    // The sort column's buckets holding any of those ids: the walk's stretch.
-    const holding = ordered.buckets.filter(
-      ([, , first, last]) => last! >= lowId && first! <= highId,
-    );
-    if (holding.length === ordered.buckets.length) return undefined;
-    const start = holding.length ? holding[0][0] * ordered.size : 0;
-    const end = holding.length ? (holding.at(-1)![0] + 1) * ordered.size : 0;
-    stretch = {
-      sql: `t.${sort} >= :reach_from AND t.${sort} < :reach_to`,
-      params: { reach_from: new Date(start), reach_to: new Date(end) },
-    };
-  }
+  const lowest = (buckets: readonly Bucket[]) =>
+    buckets.reduce((low, bucket) => Math.min(low, bucket[at]!), Infinity);
+  const highest = (buckets: readonly Bucket[]) =>
+    buckets.reduce((high, bucket) => Math.max(high, bucket[at + 1]!), -Infinity);
+  // None: an empty range (every match changed or appended since).
+  const [low, high] = [lowest(inWindow), highest(inWindow)];
+  const empty = low > high;
+  const span = highest(changed.buckets) - lowest(changed.buckets);
+  // The sort column does not follow the window (ids of imported users): the walk is about as long.
+  if (!empty && high - low > span * MOST_OF_THE_WALK) return undefined;
+  const range =
+    sort === 'id'
+      ? {
+          sql: 't.id >= :reach_from AND t.id <= :reach_to',
+          params: { reach_from: empty ? 1 : low, reach_to: empty ? 0 : high },
+        }
+      : {
+          // Whole seconds: the upper bound is the second after the highest.
+          sql: `t.${sort} >= :reach_from AND t.${sort} < :reach_to`,
+          params: {
+            reach_from: new Date(empty ? 0 : low * 1000),
+            reach_to: new Date(empty ? 0 : (high + 1) * 1000),
+          },
+        };
   const since = new Date(changed.countedAt - marginMs);
   return {
-    sql: `((${stretch.sql}) OR t.${changedAt} >= :reach_since OR t.id > :reach_seen)`,
-    params: { ...stretch.params, reach_since: since, reach_seen: seen },
+    sql: `((${range.sql}) OR t.${changedAt} >= :reach_since OR t.id > :reach_seen)`,
+    params: { ...range.params, reach_since: since, reach_seen: changed.maxId },
     anyOf: [
-      { column: sort, sql: stretch.sql },
+      { column: sort, sql: range.sql },
       { column: changedAt, sql: `t.${changedAt} >= :reach_since`, index: changedPath.index },
       { column: 'id', sql: 't.id > :reach_seen', index: PRIMARY_KEY },
     ],

@@ -42,8 +42,18 @@ export interface ListingTotal {
 /** `[rank, sort value, id]`: the row with `rank` rows before it in ascending order. */
 export type Mark = [rank: number, value: string, id: number];
 
-/** `[bucket, rows, lowest id, highest id]`; edges cut from a window carry no ids. */
-export type Bucket = [bucket: number, rows: number, firstId?: number, lastId?: number];
+/**
+ * `[bucket, rows, lowest id, highest id]`; edges cut from a window carry no ids. A histogram by
+ * the changed column (`changedAt`) also carries each immutable timestamp's lowest and highest
+ * second (`walkBoundOf`).
+ */
+export type Bucket = [
+  bucket: number,
+  rows: number,
+  firstId?: number,
+  lastId?: number,
+  ...secondsRanges: number[],
+];
 
 /** Buckets of a sort column's values: `size` ids, or `size` seconds of a timestamp. */
 export interface SortBucket {
@@ -448,11 +458,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         runner,
         this.bucketStatement(criteria, bucket),
       );
+      const ranged = this.rangedTimestamps(bucket);
       const buckets = rows.map((row): Bucket => [
         Number(row.bucket),
         Number(row.n),
         Number(row.first_id),
         Number(row.last_id),
+        ...ranged.flatMap((_, i) => [Number(row[`first_${i}`]), Number(row[`last_${i}`])]),
       ]);
       counted = {
         total: buckets.reduce((sum, [, n]) => sum + n, 0),
@@ -530,14 +542,25 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  private bucketStatement(criteria: ListingCriteria, { column, size }: SortBucket): Statement {
+  private bucketStatement(criteria: ListingCriteria, sortBucket: SortBucket): Statement {
+    const { column, size } = sortBucket;
     const { where, params } = this.where(criteria);
     const bucket = this.bucketOf(column, size);
     const index = (column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
+    const ranges = this.rangedTimestamps(sortBucket).map((timestamp, i) => {
+      const second = this.bucketOf(timestamp, 1);
+      return `, MIN(${second}) AS first_${i}, MAX(${second}) AS last_${i}`;
+    });
     return {
-      sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id, ${this.highestId()} AS max_id FROM ${this.from(index)}${where} GROUP BY bucket ORDER BY bucket`,
+      sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id${ranges.join('')}, ${this.highestId()} AS max_id FROM ${this.from(index)}${where} GROUP BY bucket ORDER BY bucket`,
       params,
     };
+  }
+
+  /** The timestamps a histogram by `bucket` keeps the range of: the immutable ones, by `changedAt`. */
+  private rangedTimestamps({ column }: SortBucket): readonly string[] {
+    const { changedAt, immutableTimestamps = [] } = this.definition;
+    return column === changedAt ? immutableTimestamps : [];
   }
 
   /** `output` (the ids, or a straight read's columns) of one stretch of the table, in walk order. */
