@@ -577,14 +577,17 @@ function advanced(previous: ListingTotal, appended: ListingTotal): ListingTotal 
   return total;
 }
 
-/** Two counts of one bucket as one: rows summed, then each range's lowest and highest kept. */
+/**
+ * Two counts of one bucket as one: rows summed, then each range's lowest and highest kept; a
+ * range one of them lacks (a bucket cut from a window) is not known of the whole.
+ */
 function mergedBucket([index, rows, ...ranges]: Bucket, [, more, ...others]: Bucket): Bucket {
-  const kept = ranges.map((value, i) => {
-    const other = others[i];
-    if (value === undefined || other === undefined) return value ?? other;
-    return i % 2 === 0 ? Math.min(value, other) : Math.max(value, other);
-  });
-  return [index, rows + more, ...kept] as Bucket;
+  const kept: number[] = [];
+  // Up to the first range one lacks: a bucket is a tuple, and JSON (Redis) has no holes.
+  for (let i = 0; i < ranges.length && ranges[i] !== undefined && others[i] !== undefined; i++) {
+    kept.push(i % 2 === 0 ? Math.min(ranges[i]!, others[i]!) : Math.max(ranges[i]!, others[i]!));
+  }
+  return [index, rows + more, ...kept];
 }
 
 /** The buckets of a sort column's histograms: KEYSET_BUCKET ids, or hours. */
