@@ -181,6 +181,21 @@ describe('time windows in id order start at the window’s ids', () => {
       if (sort === 'updated_at') expect(grouped.join('\n')).toMatch(/ix_users_created_at_cover/);
       expect(parameters).toContain('bucket_edge');
     }
+    // Sorted by creation, the table's rows per hour are the rollup's: a window on updated_at too.
+    const updated = start - 110 * DAY;
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE updated_at < ${sqlTime(updated)} ORDER BY created_at, id`,
+    );
+    const path = `/v1/users?updated_to=${iso(updated)}&sort=created_at&limit=7`;
+    await get(path);
+    const watching = watchStatements(kit.dataSource);
+    const page = await get(`${path}&page=14`);
+    const named = watching.parameterNames().flat();
+    watching.stop();
+    expect(page.body.data.map((item: { id: number }) => item.id)).toEqual(
+      rows.slice(91, 98).map((row) => Number(row.id)),
+    );
+    expect(named).toEqual(expect.arrayContaining(['outside_at', 'bucket_edge']));
     // A window that leaves out more rows than a walk to the page passes is walked at first.
     const watch = watchStatements(kit.dataSource);
     await get(`/v1/users?created_to=${iso(start - 250 * DAY)}&sort=id&limit=7&page=4`);
