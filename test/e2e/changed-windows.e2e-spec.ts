@@ -1,3 +1,4 @@
+import { toSqlDatetime } from '../../src/database/row-values';
 import type { Response } from 'supertest';
 import { parseLinks, startTestApp, TestApp, watchStatements } from '../kit';
 
@@ -44,7 +45,7 @@ describe.each([
   });
 
   const iso = (ms: number) => new Date(ms).toISOString();
-  const sqlTime = (ms: number) => `'${iso(ms).replace('T', ' ').replace('Z', '')}'`;
+  const sqlTime = (ms: number) => `'${toSqlDatetime(new Date(ms))}'`;
   /** The last 300 users were updated from here on. */
   const lately = start + 1201 * DAY - 3_600_000;
 

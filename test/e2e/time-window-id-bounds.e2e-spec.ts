@@ -1,3 +1,4 @@
+import { toSqlDatetime } from '../../src/database/row-values';
 import { startTestApp, TestApp, UserRow, watchStatements } from '../kit';
 
 const HOUR = 3_600_000;
@@ -63,7 +64,7 @@ describe('time windows in id order start at the window’s ids', () => {
     return rows.map((row) => Number(row.id));
   }
 
-  const sqlTime = (ms: number) => `'${iso(ms).replace('T', ' ').replace('Z', '')}'`;
+  const sqlTime = (ms: number) => `'${toSqlDatetime(new Date(ms))}'`;
 
   it('reads the last day from its first ids, and every one of its rows', async () => {
     const from = start + 9 * 24 * HOUR + 30 * 60_000;

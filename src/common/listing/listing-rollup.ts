@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ReadReplicas } from '../../database/read-replicas';
 import type { Condition, ListingCriteria } from './listing-criteria';
-import type { Bucket, ListingRepository, PageOptions } from './listing.repository';
+import type { Bucket, ListingRepository, ListingTotal, PageOptions } from './listing.repository';
 
 /** Ids a rollup's statement reads at once: a short stretch of the primary key. */
 const CHUNK_IDS = 100_000;
@@ -358,10 +358,12 @@ export class ListingRollups {
   hourly(
     repository: AnyRepository,
     column: string,
-  ): { buckets: Bucket[]; maxId: number } | undefined {
+  ): (ListingTotal & { buckets: Bucket[] }) | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     if (!rollup || repository.definition.rollup?.time !== column) return undefined;
-    return { buckets: rollup.byHour(), maxId: rollup.maxId };
+    let total = 0;
+    for (const { hours } of rollup.combinations.values()) total += hours.rows;
+    return { total, buckets: rollup.byHour(), maxId: rollup.maxId };
   }
 
   /** An estimate of `conditions`' rows from the rollup as it is (partial hours taken whole). */

@@ -398,12 +398,11 @@ export class ListingTotals {
     const { repository } = walk;
     const peeked = this.counts.peek(bucketsKey(window.baseKey, bucket.column));
     // Without filters the base is the table, whose rows per hour of the rollup's time it holds.
-    const hours = window.base.conditions.length
-      ? undefined
-      : this.rollups.hourly(repository, bucket.column);
     const whole = peeked
       ? settledPart(peeked)
-      : hours && { ...hours, total: hours.buckets.reduce((sum, [, n]) => sum + n, 0) };
+      : window.base.conditions.length
+        ? undefined
+        : this.rollups.hourly(repository, bucket.column);
     const inside = this.counts.peek(walk.key)?.total;
     const wholeBuckets = whole?.buckets;
     if (!whole || !wholeBuckets || inside === undefined) return undefined;

@@ -16,12 +16,7 @@ import { Histogram, rowEstimates } from './listing-estimates';
 import { choosePlan, PRIMARY_KEY } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
-import {
-  settledPart,
-  type Bucket,
-  type ListingRepository,
-  type PageOptions,
-} from './listing.repository';
+import { settledPart, type ListingRepository, type PageOptions } from './listing.repository';
 
 /** What one request reads: its criteria with their plan, their cache key and cursors' binding. */
 export interface Walk<TItem extends { id: number }> {
@@ -131,13 +126,9 @@ export class ListingWalks {
       const counted = peeked ? settledPart(peeked) : this.rollups.hourly(repository, column);
       if (!counted?.buckets) return undefined;
       const size = column === 'id' ? KEYSET_BUCKET : TIME_BUCKET_SECONDS * 1000;
-      const { buckets, maxId } = counted;
-      return {
-        size,
-        buckets,
-        maxId,
-        countedAt: 'countedAt' in counted ? counted.countedAt : undefined,
-      };
+      // When it was counted in full: a count cache's histogram only (the rollup's is never a
+      // changed column's).
+      return { size, buckets: counted.buckets, maxId: counted.maxId, countedAt: peeked?.countedAt };
     };
     const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf);
     const walkBound = walkBoundOf(definition, criteria, histogramOf, this.changeMarginMs);
@@ -300,9 +291,7 @@ function walkBoundOf(
   const at = sort === 'id' ? 2 : 4 + 2 * timestamp;
   if (!changedAt || !window.length || (sort !== 'id' && timestamp < 0)) return undefined;
   const changed = histogramOf(changedAt);
-  if (!changed?.countedAt || changed.buckets.some((bucket) => bucket[at + 1] === undefined)) {
-    return undefined;
-  }
+  if (!changed?.countedAt) return undefined;
   // The rows changed since are read on an index in the changed column's order (scoped: its own).
   const [changedPath] = definition.indexes
     .filter(
@@ -319,21 +308,21 @@ function walkBoundOf(
   if (!changedPath) return undefined;
   const from = Math.max(...window.map(({ between }) => between!.from ?? -Infinity));
   const to = Math.min(...window.map(({ between }) => between!.to ?? Infinity));
-  // One hour more each side, as for implied id bounds: rows committed late.
-  const inWindow = changed.buckets.filter(
-    ([index]) =>
-      index >= Math.floor(from / changed.size) - 1 && index <= Math.floor(to / changed.size) + 1,
-  );
-  const lowest = (buckets: readonly Bucket[]) =>
-    buckets.reduce((low, bucket) => Math.min(low, bucket[at]!), Infinity);
-  const highest = (buckets: readonly Bucket[]) =>
-    buckets.reduce((high, bucket) => Math.max(high, bucket[at + 1]!), -Infinity);
-  // None: an empty range (every match changed or appended since).
-  const [low, high] = [lowest(inWindow), highest(inWindow)];
+  // The sort column's range in the window's hours (one more each side, as for implied id bounds:
+  // rows committed late), and in all; none in the window: an empty range (every match changed or
+  // appended since).
+  const firstHour = Math.floor(from / changed.size) - 1;
+  const lastHour = Math.floor(to / changed.size) + 1;
+  let [low, high, lowest, highest] = [Infinity, -Infinity, Infinity, -Infinity];
+  for (const { [0]: index, [at]: min, [at + 1]: max } of changed.buckets) {
+    if (min === undefined || max === undefined) return undefined;
+    [lowest, highest] = [Math.min(lowest, min), Math.max(highest, max)];
+    if (index >= firstHour && index <= lastHour)
+      [low, high] = [Math.min(low, min), Math.max(high, max)];
+  }
   const empty = low > high;
-  const span = highest(changed.buckets) - lowest(changed.buckets);
   // The sort column does not follow the window (ids of imported users): the walk is about as long.
-  if (!empty && high - low > span * MOST_OF_THE_WALK) return undefined;
+  if (!empty && high - low > (highest - lowest) * MOST_OF_THE_WALK) return undefined;
   const range =
     sort === 'id'
       ? {
