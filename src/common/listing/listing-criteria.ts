@@ -48,6 +48,24 @@ export interface ListingCriteria {
   bucketIndex?: string;
   /** The sort column is unique (its index says so): ordered by it alone, ties cannot happen. */
   uniqueSort?: boolean;
+  /** A walk tried before the sort (`trialWalk`), with the table's histogram by the sort column. */
+  trial?: Trial;
+}
+
+/**
+ * A walk on `index` in the sort's order, kept to about `entries` entries from `start` (an id, or a
+ * time in ms: where the walk starts): in id order, `entries` ids; in time order, by the table's
+ * histogram of the sort column.
+ */
+export interface Trial {
+  index: string;
+  entries: number;
+  start?: number;
+  /** Buckets of `size` ms, `[bucket, rows, …]`, ascending. */
+  histogram?: {
+    size: number;
+    buckets: readonly (readonly [bucket: number, rows: number, ...rest: unknown[]])[];
+  };
 }
 
 // `!` rather than a backslash, which MySQL string literals would treat as an escape themselves.
@@ -135,7 +153,66 @@ export function afterPosition(
   position: { value: unknown; id: number },
 ): ListingCriteria {
   const conditions = [...criteria.conditions, pastPosition(criteria, position)];
-  return { ...criteria, conditions, walkBound: undefined };
+  const { trial, sortColumn, direction } = criteria;
+  // The trial walks on from the position: one id past it, or its time (ties follow it).
+  const at =
+    sortColumn === 'id'
+      ? position.id + (direction === 'ASC' ? 1 : -1)
+      : position.value instanceof Date
+        ? position.value.getTime()
+        : undefined;
+  const start =
+    trial && at !== undefined && trial.start !== undefined
+      ? (direction === 'ASC' ? Math.max : Math.min)(trial.start, at)
+      : at;
+  return {
+    ...criteria,
+    conditions,
+    walkBound: undefined,
+    trial: trial && at !== undefined ? { ...trial, start } : undefined,
+  };
+}
+
+/**
+ * The trial's walk: the criteria walked on its index, up to the histogram's bucket edge past which
+ * its stretch from `start` would hold more than `entries` rows. Those are a prefix of the walk, so
+ * when they hold the page, it is the page (docs/architecture.md, The planner).
+ */
+export function trialWalk(criteria: ListingCriteria): ListingCriteria | undefined {
+  const { trial, direction, sortColumn } = criteria;
+  if (!trial) return undefined;
+  const { histogram, entries, start } = trial;
+  const ascending = direction === 'ASC';
+  let edge: number | undefined;
+  if (sortColumn === 'id') {
+    if (start !== undefined) edge = ascending ? start + entries : start - entries + 1;
+  } else if (histogram) {
+    const { size, buckets } = histogram;
+    let rows = 0;
+    for (let i = 0; i < buckets.length; i++) {
+      const [bucket, n] = buckets[ascending ? i : buckets.length - 1 - i];
+      const [from, to] = [bucket * size, (bucket + 1) * size];
+      if (start !== undefined && (ascending ? to <= start : from > start)) continue;
+      if (edge !== undefined && rows + n > entries) break;
+      rows += n;
+      edge = ascending ? to : from;
+    }
+  }
+  if (edge === undefined) return undefined;
+  const value = sortColumn === 'id' ? edge : new Date(edge);
+  return {
+    ...criteria,
+    index: trial.index,
+    sorted: false,
+    trial: undefined,
+    conditions: [
+      ...criteria.conditions,
+      {
+        sql: `t.${sortColumn} ${ascending ? '<' : '>='} :trial_edge`,
+        params: { trial_edge: value },
+      },
+    ],
+  };
 }
 
 /** The rows up to `position`, itself included, in the listing's order: `afterPosition`'s others. */

@@ -50,6 +50,8 @@ describe('choosePlan', () => {
       estimates(5e6, { session_id: 1e-6 }, ['session_id']),
     );
     expect(plan).toMatchObject({ kind: 'sort', index: 'ix_login_activities_session_id' });
+    // Cheaper than the walk is expected to be: no walk is tried first.
+    expect(plan.trial).toBeUndefined();
   });
 
   it('counts through the most selective index, whatever the sort', () => {
@@ -101,8 +103,15 @@ describe('choosePlan', () => {
       expect(choosePlan(usersListing.indexes, updated, sort, 20, lately)).toMatchObject({
         kind: 'sort',
         index,
+        // The walk is tried first on √(20 × 2M) entries: where matches spread, they hold the page.
+        trial: { entries: 6325 },
       });
     }
+    // Here too: √(20 × 200k) entries, against the sort's 35k.
+    expect(choosePlan(usersListing.indexes, windowed(), 'updated_at', 20, sixth).trial).toEqual({
+      index: 'ix_users_updated_at_cover',
+      entries: 2000,
+    });
     // A walk bound brings the walk to the window's stretch: it is walked.
     const reached = { ...updated, reached: new Set(['updated_at']) };
     for (const sort of ['id', 'created_at']) {

@@ -49,6 +49,11 @@ export interface ListingPlan {
   uniqueSort?: boolean;
   /** Index entries the plan is expected to read for the page (for logs and tests). */
   cost: number;
+  /**
+   * A sort chosen over a walk whose matches may lie at its far end: that walk, tried first on its
+   * first `entries` index entries (`trialWalk`); it answers when they hold the page.
+   */
+  trial?: { index?: string; entries: number };
 }
 
 /** An index priced for counting the request's rows. */
@@ -102,6 +107,8 @@ export function choosePlan(
   let bestEquals = 0;
   /** Index entries the best plan may pass, at worst, before its page: set for exposed walks. */
   let bestStretch: number | undefined;
+  /** The entries of the best plan's stretch, when it is an exposed walk. */
+  let bestStretchRows = 0;
   /** The cheapest sort, with the index entries it reads. */
   let bestSort: { plan: ListingPlan; rows: number } | undefined;
   let countPath: CountPath | undefined;
@@ -155,7 +162,7 @@ export function choosePlan(
       // At worst such a walk passes every entry of its stretch that does not match, then the page.
       const worst = Math.min(rows, Math.max(0, rows - matches) + depth);
       const walk: ListingPlan = { kind: 'walk', index: path.index, uniqueSort, cost };
-      consider(walk, path.equals.length, exposed ? worst : undefined);
+      consider(walk, path.equals.length, exposed ? worst : undefined, rows);
     }
     if (!path.unique && path.sort !== sortColumn) {
       const sort: ListingPlan = {
@@ -181,9 +188,18 @@ export function choosePlan(
     bestSort.rows <= bestStretch &&
     bestSort.plan.cost <= SAFE_SORT_COST;
   const plan = safeSort ? bestSort!.plan : best!;
-  return { ...plan, countIndex: countPath?.path.index, bucketIndex: bucketPath?.path.index };
+  // The walk is tried on a bounded stretch first: about √(depth × rows) entries, or twice what it
+  // is expected to read, where matches spread along it as they mostly do.
+  const entries = Math.ceil(Math.max(2 * best!.cost, Math.sqrt(depth * bestStretchRows)));
+  const trial = safeSort && entries < bestSort!.rows ? { index: best!.index, entries } : undefined;
+  return {
+    ...plan,
+    countIndex: countPath?.path.index,
+    bucketIndex: bucketPath?.path.index,
+    ...(trial && { trial }),
+  };
 
-  function consider(candidate: ListingPlan, equals: number, stretch?: number): void {
+  function consider(candidate: ListingPlan, equals: number, stretch?: number, rows = 0): void {
     // On a tie, the index binding more equality columns (the scope's, say) reads fewer rows.
     if (
       !best ||
@@ -192,6 +208,7 @@ export function choosePlan(
     ) {
       best = candidate;
       bestStretch = stretch;
+      bestStretchRows = rows;
       bestEquals = equals;
     }
   }

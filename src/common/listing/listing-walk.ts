@@ -11,6 +11,7 @@ import {
   Condition,
   criteriaKey,
   ListingCriteria,
+  Trial,
 } from './listing-criteria';
 import { Histogram, rowEstimates } from './listing-estimates';
 import { choosePlan, PRIMARY_KEY } from './listing-planner';
@@ -167,6 +168,13 @@ export class ListingWalks {
     );
     // A filtered walk along the primary key names it, or the optimizer may sort a filter's index.
     const filteredWalk = plan.kind === 'walk' && allConditions(bounded).some((c) => !c.idRange);
+    const ids = bounded.sortColumn === 'id' ? idSpan(definition, bounded, histogramOf) : undefined;
+    const trial: Trial | undefined = plan.trial && {
+      index: plan.trial.index ?? PRIMARY_KEY,
+      entries: Math.ceil(plan.trial.entries * (ids?.perRow ?? 1)),
+      start: walkStart(bounded) ?? ids?.start,
+      histogram: ids ? undefined : histogramOf(bounded.sortColumn),
+    };
     return {
       ...bounded,
       walkBound: plan.kind === 'walk' ? walkBound : undefined,
@@ -175,6 +183,7 @@ export class ListingWalks {
       bucketIndex: plan.bucketIndex,
       sorted: plan.kind === 'sort',
       uniqueSort: plan.uniqueSort,
+      trial,
     };
   }
 
@@ -261,6 +270,41 @@ function impliedIdBounds(
     }
   }
   return { implied, bracketed };
+}
+
+/** Where a walk in the criteria's order starts, by their bounds on the sort column (ids, or ms). */
+function walkStart({ sortColumn, direction, conditions, implied = [] }: ListingCriteria) {
+  const ascending = direction === 'ASC';
+  const starts = [...conditions, ...implied]
+    .filter(({ binds }) => binds?.range && binds.column === sortColumn)
+    .map(({ between }) => (ascending ? between?.from : between?.to))
+    .filter((at) => at !== undefined);
+  if (!starts.length) return undefined;
+  return ascending ? Math.max(...starts) : Math.min(...starts);
+}
+
+/** The most ids a row is taken to span: past it, gaps in the ids are taken to be few and wide. */
+const MOST_IDS_PER_ROW = 4;
+
+/**
+ * The ids of the table by a histogram of a timestamp (its buckets' ids): where an id walk starts
+ * without a bound of its own (the lowest id, or the highest), and how many ids a row spans.
+ */
+function idSpan(
+  { changedAt, rollup }: ListingDefinition,
+  { direction }: ListingCriteria,
+  histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
+): { start: number; perRow: number } | undefined {
+  const histogram = [changedAt, rollup?.time].map((c) => c && histogramOf(c)).find(Boolean);
+  if (!histogram) return undefined;
+  let [lowest, rows] = [Infinity, 0];
+  for (const [, n, first] of histogram.buckets) {
+    lowest = Math.min(lowest, first ?? Infinity);
+    rows += n;
+  }
+  if (!Number.isFinite(lowest) || rows === 0) return undefined;
+  const perRow = Math.min(MOST_IDS_PER_ROW, Math.max(1, (histogram.maxId - lowest + 1) / rows));
+  return { start: direction === 'DESC' ? histogram.maxId : lowest, perRow };
 }
 
 /** The share of its column's span past which a walk bound leaves too little out to be worth its union. */

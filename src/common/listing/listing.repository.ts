@@ -12,6 +12,7 @@ import type { ListingDefinition, SortDirection } from './listing-definition';
 import {
   allConditions,
   idsAbove,
+  trialWalk,
   upToPosition,
   type Condition,
   type ListingCriteria,
@@ -424,6 +425,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<TItem[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
+    const trial = fromEnd ? undefined : trialWalk(criteria);
+    if (trial) {
+      const ids = this.walkStatement(trial, 't.id AS id', 'forward', { offset, limit });
+      const rows = await statements.run<RawRow>(runner, this.pageStatement(trial, ids));
+      if (rows.length === limit) return rows.map((row) => this.toItem(row));
+    }
     let statement = fromEnd ? undefined : this.straightPageStatement(criteria, offset, limit);
     if (!statement) {
       const end = Math.min(total, offset + limit);

@@ -1,0 +1,142 @@
+import { toSqlDatetime } from '../../src/database/row-values';
+import type { Response } from 'supertest';
+import { parseLinks, startTestApp, TestApp, watchStatements } from '../kit';
+
+const DAY = 24 * 3_600_000;
+const MINUTE = 60_000;
+/** The users are created a day apart from here on, in id order. */
+const start = Date.now() - 1600 * DAY;
+/** Every fifth user, wherever it was created, was updated from here on. */
+const lately = start + 1550 * DAY;
+/** User 1 and the last 400 but every fifth were updated from here on. */
+const latest = lately + 3000 * MINUTE;
+
+/**
+ * A window on `updated_at` whose matches the histograms cannot place in id or creation order (no
+ * walk bound): the plan sorts the matches, but first walks the first √(limit × rows) or so entries
+ * in the sort's order, which answers where the matches spread along it (`trialWalk`).
+ */
+describe('windows whose matches may lie anywhere in the walk: a bounded walk, then the sort', () => {
+  let seeded: TestApp;
+  let kit: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    seeded = await startTestApp();
+    await seeded.data.many(1500, (i) => {
+      const created = start + i * DAY;
+      const updated =
+        i === 1 || (i >= 1100 && i % 5 !== 0)
+          ? latest + i * MINUTE
+          : i % 5 === 0
+            ? lately + i * MINUTE
+            : created + DAY;
+      return seeded.data.user({ created_at: new Date(created), updated_at: new Date(updated) });
+    });
+    kit = await startTestApp({
+      database: seeded.database,
+      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', RATE_LIMIT_PER_MINUTE: '0' },
+    });
+    await kit.warmedUp();
+    token = await kit.token();
+  }, 60_000);
+
+  afterAll(async () => {
+    await kit?.close();
+    await seeded?.close();
+  });
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const sqlTime = (ms: number) => `'${toSqlDatetime(new Date(ms))}'`;
+  const spread = {
+    query: `updated_from=${iso(lately)}&updated_to=${iso(latest)}`,
+    where: `updated_at >= ${sqlTime(lately)} AND updated_at < ${sqlTime(latest)}`,
+  };
+  /** User 1, at the walk's start, then the rest at its far end. */
+  const farEnd = {
+    query: `updated_from=${iso(latest)}`,
+    where: `updated_at >= ${sqlTime(latest)}`,
+  };
+
+  /** How a request read its page: by the trial walk alone, or by the sort after it. */
+  async function read(url: string): Promise<{ reply: Response; tried: boolean; sorted: boolean }> {
+    const watch = watchStatements(kit.dataSource);
+    const reply = await kit.as(token).get(url).expect(200);
+    const names = watch.parameterNames().filter((params) => params.includes('page_limit'));
+    watch.stop();
+    const tried = names.findIndex((params) => params.includes('trial_edge'));
+    return {
+      reply,
+      tried: tried >= 0,
+      sorted: tried >= 0 && names.slice(tried + 1).some((p) => !p.includes('trial_edge')),
+    };
+  }
+
+  async function databaseIds(where: string, order: string): Promise<number[]> {
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE ${where} ORDER BY ${order}`,
+    );
+    return rows.map((row) => Number(row.id));
+  }
+
+  it.each([
+    ['id', 'id'],
+    ['created_at', 'created_at, id'],
+    ['-id', 'id DESC'],
+    ['-created_at', 'created_at DESC, id DESC'],
+  ])('sort=%s: page 1 is the trial walk’s, and every page the database’s', async (sort, order) => {
+    const ids: number[] = [];
+    for (let page = 1; ; page++) {
+      const { reply, tried, sorted } = await read(
+        `/v1/users?${spread.query}&sort=${sort}&limit=10&page=${page}`,
+      );
+      if (page === 1) expect({ tried, sorted }).toEqual({ tried: true, sorted: false });
+      const items = reply.body.data as { id: number }[];
+      ids.push(...items.map((item) => item.id));
+      if (items.length < 10) break;
+    }
+    expect(ids).toHaveLength(300);
+    expect(ids).toEqual(await databaseIds(spread.where, order));
+  });
+
+  it.each([
+    ['id', 'id'],
+    ['created_at', 'created_at, id'],
+  ])('sort=%s: a cursor walk steps by trial walks alone', async (sort, order) => {
+    const ids: number[] = [];
+    let url: string | undefined = `/v1/users?${spread.query}&sort=${sort}&limit=10`;
+    let steps = 0;
+    let sorts = 0;
+    while (url) {
+      const { reply, tried, sorted } = await read(url);
+      const items = reply.body.data as { id: number }[];
+      if (items.length === 0) break; // an ascending id walk goes on for new rows
+      if (tried) steps++;
+      if (sorted) sorts++;
+      ids.push(...items.map((item) => item.id));
+      url = parseLinks(reply.headers.link).next;
+    }
+    expect(ids).toEqual(await databaseIds(spread.where, order));
+    // Every step but the last tries and keeps its trial; the last one's is short of a page.
+    expect(steps).toBeGreaterThanOrEqual(29);
+    expect(sorts).toBeLessThanOrEqual(1);
+  });
+
+  it.each([
+    ['id', 'id'],
+    ['created_at', 'created_at, id'],
+  ])('sort=%s: a trial short of its page gives way to the sort', async (sort, order) => {
+    const expected = await databaseIds(farEnd.where, order);
+    // User 1 among the walk’s first ids, the next match 1,100 users on.
+    expect(expected[1] - expected[0]).toBeGreaterThan(1000);
+    const ten = await read(`/v1/users?${farEnd.query}&sort=${sort}&limit=10`);
+    expect(ten).toMatchObject({ tried: true, sorted: true });
+    expect(ten.reply.body.data.map((item: { id: number }) => item.id)).toEqual(
+      expected.slice(0, 10),
+    );
+    // One row: the trial's stretch holds it.
+    const one = await read(`/v1/users?${farEnd.query}&sort=${sort}&limit=1`);
+    expect(one).toMatchObject({ tried: true, sorted: false });
+    expect(one.reply.body.data.map((item: { id: number }) => item.id)).toEqual([expected[0]]);
+  });
+});
