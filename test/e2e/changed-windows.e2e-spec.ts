@@ -1,6 +1,6 @@
 import { toSqlDatetime } from '../../src/database/row-values';
 import type { Response } from 'supertest';
-import { parseLinks, startTestApp, TestApp, watchStatements } from '../kit';
+import { parseLinks, startWarmedTestApp, TestApp, watchStatements } from '../kit';
 
 const DAY = 24 * 3_600_000;
 /** A page statement that reads a walk bound: SQLite's condition, MySQL's `UNION` branch. */
@@ -18,30 +18,27 @@ describe.each([
   ['ids in order of creation', (i: number) => i, true],
   ['ids in no order of creation', (i: number) => (i * 7919) % 1500, false],
 ])('windows on updated_at in id or creation order, %s', (_, rank, idsFollow) => {
-  let seeded: TestApp;
   let kit: TestApp;
   let token: string;
 
   beforeAll(async () => {
-    seeded = await startTestApp();
-    // A day apart in creation order (`rank`), each updated a day after its creation.
-    await seeded.data.many(1500, (i) =>
-      seeded.data.user({
-        created_at: new Date(start + rank(i) * DAY),
-        updated_at: new Date(start + (rank(i) + 1) * DAY),
-      }),
+    kit = await startWarmedTestApp(
+      async (seeded) => {
+        // A day apart in creation order (`rank`), each updated a day after its creation.
+        await seeded.data.many(1500, (i) =>
+          seeded.data.user({
+            created_at: new Date(start + rank(i) * DAY),
+            updated_at: new Date(start + (rank(i) + 1) * DAY),
+          }),
+        );
+      },
+      { env: { RATE_LIMIT_PER_MINUTE: '0' } },
     );
-    kit = await startTestApp({
-      database: seeded.database,
-      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', RATE_LIMIT_PER_MINUTE: '0' },
-    });
-    await kit.warmedUp();
     token = await kit.token();
   }, 60_000);
 
   afterAll(async () => {
     await kit?.close();
-    await seeded?.close();
   });
 
   const iso = (ms: number) => new Date(ms).toISOString();

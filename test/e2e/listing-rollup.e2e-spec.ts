@@ -1,6 +1,6 @@
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { toSqlDatetime } from '../../src/database/row-values';
-import { startTestApp, TestApp, watchStatements } from '../kit';
+import { startWarmedTestApp, TestApp, watchStatements } from '../kit';
 
 /**
  * The login activity rollup (rows per hour for each combination of the few-valued columns): the
@@ -10,36 +10,33 @@ import { startTestApp, TestApp, watchStatements } from '../kit';
  * filters' rows across the table, and every total is the database's count.
  */
 describe('totals of any combination of the few-valued filters, from the rollup', () => {
-  let seeded: TestApp;
   let kit: TestApp;
   let token: string;
 
   beforeAll(async () => {
-    seeded = await startTestApp();
-    await seedDemoData(seeded.dataSource, {
-      users: 60,
-      activities: 3000,
-      organizations: 3,
-      batchSize: 500,
-      now: new Date('2026-11-21T00:00:00.000Z'),
-    });
-    kit = await startTestApp({
-      database: seeded.database,
-      env: {
-        COUNT_CACHE_WARMUP: 'true',
-        COUNT_CACHE_TTL_MS: '60000',
-        TAIL_HOLDBACK_MS: '0',
-        DEEP_PAGE_ROWS: '40',
-        RATE_LIMIT_PER_MINUTE: '0', // every page of several walks, one token
+    kit = await startWarmedTestApp(
+      async (seeded) => {
+        await seedDemoData(seeded.dataSource, {
+          users: 60,
+          activities: 3000,
+          organizations: 3,
+          batchSize: 500,
+          now: new Date('2026-11-21T00:00:00.000Z'),
+        });
       },
-    });
-    await kit.warmedUp();
+      {
+        env: {
+          TAIL_HOLDBACK_MS: '0',
+          DEEP_PAGE_ROWS: '40',
+          RATE_LIMIT_PER_MINUTE: '0', // every page of several walks, one token
+        },
+      },
+    );
     token = await kit.token();
   }, 90_000);
 
   afterAll(async () => {
     await kit?.close();
-    await seeded?.close();
   });
 
   const sql = (iso: string) => `'${iso.replace('T', ' ').replace('Z', '')}'`;

@@ -1,4 +1,4 @@
-import { startTestApp, TestApp, watchStatements } from '../kit';
+import { startWarmedTestApp, TestApp, watchStatements } from '../kit';
 
 /**
  * COUNT_CACHE_WARMUP: after a start, the totals and histograms of each listing, unfiltered and by
@@ -6,29 +6,26 @@ import { startTestApp, TestApp, watchStatements } from '../kit';
  * counts only the rows appended since, never the whole table.
  */
 describe('the count cache warm-up after a start (COUNT_CACHE_WARMUP)', () => {
-  let seeded: TestApp;
   let kit: TestApp;
 
   beforeAll(async () => {
-    seeded = await startTestApp();
-    const user = await seeded.data.user();
-    await seeded.data.many(60, (i) =>
-      seeded.data.loginActivity({
-        user,
-        success: i % 3 !== 0,
-        created_at: new Date(Date.UTC(2026, 5, 1) + i * 600_000),
-      }),
+    kit = await startWarmedTestApp(
+      async (seeded) => {
+        const user = await seeded.data.user();
+        await seeded.data.many(60, (i) =>
+          seeded.data.loginActivity({
+            user,
+            success: i % 3 !== 0,
+            created_at: new Date(Date.UTC(2026, 5, 1) + i * 600_000),
+          }),
+        );
+      },
+      { env: { TAIL_HOLDBACK_MS: '0' } },
     );
-    kit = await startTestApp({
-      database: seeded.database,
-      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', TAIL_HOLDBACK_MS: '0' },
-    });
-    await kit.warmedUp();
   }, 60_000);
 
   afterAll(async () => {
     await kit?.close();
-    await seeded?.close();
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { toSqlDatetime } from '../../src/database/row-values';
-import { startTestApp, TestApp, UserRow, watchStatements } from '../kit';
+import { startWarmedTestApp, TestApp, UserRow, watchStatements } from '../kit';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -13,45 +13,42 @@ const start = Date.UTC(2026, 5, 1);
  * histogram, whatever their time, are read too.
  */
 describe('time windows in id order start at the window’s ids', () => {
-  let seeded: TestApp;
   let kit: TestApp;
   let token: string;
   let user: UserRow;
 
   beforeAll(async () => {
-    seeded = await startTestApp();
-    user = await seeded.data.user();
-    // Ten days, one attempt every 20 minutes, ids growing with time.
-    await seeded.data.many(720, (i) =>
-      seeded.data.loginActivity({
-        user,
-        success: i % 4 !== 0,
-        created_at: new Date(start + i * 1_200_000),
-      }),
-    );
-    // Users created a day apart and updated a day later, before the log begins.
-    await seeded.data.many(200, (i) =>
-      seeded.data.user({
-        created_at: new Date(start - (300 - i) * DAY),
-        updated_at: new Date(start - (299 - i) * DAY),
-      }),
-    );
-    kit = await startTestApp({
-      database: seeded.database,
-      env: {
-        COUNT_CACHE_WARMUP: 'true',
-        COUNT_CACHE_TTL_MS: '60000',
-        TAIL_HOLDBACK_MS: '0',
-        DEEP_PAGE_ROWS: '10',
+    kit = await startWarmedTestApp(
+      async (seeded) => {
+        user = await seeded.data.user();
+        // Ten days, one attempt every 20 minutes, ids growing with time.
+        await seeded.data.many(720, (i) =>
+          seeded.data.loginActivity({
+            user,
+            success: i % 4 !== 0,
+            created_at: new Date(start + i * 1_200_000),
+          }),
+        );
+        // Users created a day apart and updated a day later, before the log begins.
+        await seeded.data.many(200, (i) =>
+          seeded.data.user({
+            created_at: new Date(start - (300 - i) * DAY),
+            updated_at: new Date(start - (299 - i) * DAY),
+          }),
+        );
       },
-    });
-    await kit.warmedUp();
+      {
+        env: {
+          TAIL_HOLDBACK_MS: '0',
+          DEEP_PAGE_ROWS: '10',
+        },
+      },
+    );
     token = await kit.token();
   }, 60_000);
 
   afterAll(async () => {
     await kit?.close();
-    await seeded?.close();
   });
 
   const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,6 +1,6 @@
 import { toSqlDatetime } from '../../src/database/row-values';
 import type { Response } from 'supertest';
-import { parseLinks, startTestApp, TestApp, watchStatements } from '../kit';
+import { parseLinks, startWarmedTestApp, TestApp, watchStatements } from '../kit';
 
 const DAY = 24 * 3_600_000;
 const MINUTE = 60_000;
@@ -17,33 +17,30 @@ const latest = lately + 3000 * MINUTE;
  * in the sort's order, which answers where the matches spread along it (`trialWalk`).
  */
 describe('windows whose matches may lie anywhere in the walk: a bounded walk, then the sort', () => {
-  let seeded: TestApp;
   let kit: TestApp;
   let token: string;
 
   beforeAll(async () => {
-    seeded = await startTestApp();
-    await seeded.data.many(1500, (i) => {
-      const created = start + i * DAY;
-      const updated =
-        i === 1 || (i >= 1100 && i % 5 !== 0)
-          ? latest + i * MINUTE
-          : i % 5 === 0
-            ? lately + i * MINUTE
-            : created + DAY;
-      return seeded.data.user({ created_at: new Date(created), updated_at: new Date(updated) });
-    });
-    kit = await startTestApp({
-      database: seeded.database,
-      env: { COUNT_CACHE_WARMUP: 'true', COUNT_CACHE_TTL_MS: '60000', RATE_LIMIT_PER_MINUTE: '0' },
-    });
-    await kit.warmedUp();
+    kit = await startWarmedTestApp(
+      async (seeded) => {
+        await seeded.data.many(1500, (i) => {
+          const created = start + i * DAY;
+          const updated =
+            i === 1 || (i >= 1100 && i % 5 !== 0)
+              ? latest + i * MINUTE
+              : i % 5 === 0
+                ? lately + i * MINUTE
+                : created + DAY;
+          return seeded.data.user({ created_at: new Date(created), updated_at: new Date(updated) });
+        });
+      },
+      { env: { RATE_LIMIT_PER_MINUTE: '0' } },
+    );
     token = await kit.token();
   }, 60_000);
 
   afterAll(async () => {
     await kit?.close();
-    await seeded?.close();
   });
 
   const iso = (ms: number) => new Date(ms).toISOString();
