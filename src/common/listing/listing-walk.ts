@@ -168,13 +168,19 @@ export class ListingWalks {
     );
     // A filtered walk along the primary key names it, or the optimizer may sort a filter's index.
     const filteredWalk = plan.kind === 'walk' && allConditions(bounded).some((c) => !c.idRange);
-    const ids = bounded.sortColumn === 'id' ? idSpan(definition, bounded, histogramOf) : undefined;
-    const trial: Trial | undefined = plan.trial && {
-      index: plan.trial.index ?? PRIMARY_KEY,
-      entries: Math.ceil(plan.trial.entries * (ids?.perRow ?? 1)),
-      start: walkStart(bounded) ?? ids?.start,
-      histogram: ids ? undefined : histogramOf(bounded.sortColumn),
-    };
+    // The trial's stretch is measured in ids, or by the table's histogram of the sort column.
+    const byId = bounded.sortColumn === 'id';
+    const ids = byId ? idSpan(definition, bounded, histogramOf) : undefined;
+    const histogram = byId ? undefined : histogramOf(bounded.sortColumn);
+    const trial: Trial | undefined =
+      plan.trial && (byId || histogram)
+        ? {
+            index: plan.trial.index ?? PRIMARY_KEY,
+            entries: Math.ceil(plan.trial.entries * (ids?.perRow ?? 1)),
+            start: walkStart(bounded) ?? ids?.start,
+            histogram,
+          }
+        : undefined;
     return {
       ...bounded,
       walkBound: plan.kind === 'walk' ? walkBound : undefined,
