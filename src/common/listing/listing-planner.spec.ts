@@ -112,6 +112,10 @@ describe('choosePlan', () => {
       index: 'ix_users_updated_at_cover',
       entries: 2000,
     });
+    // Past the walk's first 1000 rows, the sort runs alone.
+    const deep = choosePlan(usersListing.indexes, windowed(), 'updated_at', 2000, sixth);
+    expect(deep).toMatchObject({ kind: 'sort' });
+    expect(deep.trial).toBeUndefined();
     // A walk bound brings the walk to the window's stretch: it is walked.
     const reached = { ...updated, reached: new Set(['updated_at']) };
     for (const sort of ['id', 'created_at']) {

@@ -188,10 +188,14 @@ export function choosePlan(
     bestSort.rows <= bestStretch &&
     bestSort.plan.cost <= SAFE_SORT_COST;
   const plan = safeSort ? bestSort!.plan : best!;
-  // The walk is tried on a bounded stretch first: about √(depth × rows) entries, or twice what it
-  // is expected to read, where matches spread along it as they mostly do.
+  // Near the walk's start (page 1, a cursor step, an export chunk), the walk is tried on a bounded
+  // stretch first: about √(depth × rows) entries, or twice what it is expected to read, where
+  // matches spread along it as they mostly do.
   const entries = Math.ceil(Math.max(2 * best!.cost, Math.sqrt(depth * bestStretchRows)));
-  const trial = safeSort && entries < bestSort!.rows ? { index: best!.index, entries } : undefined;
+  const trial =
+    safeSort && depth <= TOP_SORT_ROWS && entries < bestSort!.rows
+      ? { index: best!.index, entries }
+      : undefined;
   return {
     ...plan,
     countIndex: countPath?.path.index,
