@@ -14,7 +14,7 @@
  * ValidationPipe, envelope interceptor), the design's floor.
  * Every row reports the server's CPU time per request, read from /proc: steadier than req/s on a
  * machine whose speed drifts.
- * `--walks` also runs the consumers' whole jobs (walks.ts: W1, W2, X1, K) against `mariadb --quick`.
+ * `--walks` also runs the consumers' whole jobs (walks.ts: W1, W2, X1, X2, K) against `mariadb --quick`.
  * `--matrix` also runs M, the filter × sort × depth matrix (matrix.ts), one request at a time, under
  * an unscoped and an organization-scoped token; `--mixed` also runs X, a 60 s mixed load while
  * totals are recounted in the background (mixed.ts); `--insert-cost --without-indexes ix_a,ix_b`

@@ -136,4 +136,39 @@ describe('windows whose matches may lie anywhere in the walk: a bounded walk, th
     expect(one).toMatchObject({ tried: true, sorted: false });
     expect(one.reply.body.data.map((item: { id: number }) => item.id)).toEqual([expected[0]]);
   });
+
+  it.each([
+    ['id', 'PRIMARY', /^SEARCH t USING INTEGER PRIMARY KEY \(rowid<\?\)$/],
+    [
+      'created_at',
+      'ix_users_created_at_cover',
+      /^SEARCH t USING COVERING INDEX ix_users_created_at_cover \(created_at<\?\)$/,
+    ],
+  ])(
+    'sort=%s: the trial reads a range of %s in its order (EXPLAIN)',
+    async (sort, index, sqlite) => {
+      const escape = jest.spyOn(kit.dataSource.driver, 'escapeQueryWithParameters');
+      await kit.as(token).get(`/v1/users?${spread.query}&sort=${sort}&limit=10`).expect(200);
+      const trial = escape.mock.calls.findIndex(([, named]) => 'trial_edge' in (named ?? {}));
+      const [sql, params] = escape.mock.results[trial].value as [string, unknown[]];
+      escape.mockRestore();
+      if (kit.dataSource.options.type === 'mysql') {
+        const rows = await kit.dataSource.query<Record<string, unknown>[]>(
+          `EXPLAIN ${sql}`,
+          params,
+        );
+        const walked = rows.find((row) => row.table === 't');
+        expect({ key: walked?.key, type: walked?.type }).toEqual({ key: index, type: 'range' });
+        expect(String(walked?.Extra)).not.toMatch(/filesort|temporary/);
+      } else {
+        const rows = await kit.dataSource.query<{ detail: string }[]>(
+          `EXPLAIN QUERY PLAN ${sql}`,
+          params,
+        );
+        const details = rows.map((row) => row.detail);
+        expect(details).toContainEqual(expect.stringMatching(sqlite));
+        expect(details.filter((detail) => /TEMP B-TREE/.test(detail))).toHaveLength(1); // the join's
+      }
+    },
+  );
 });
