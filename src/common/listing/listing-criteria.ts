@@ -154,22 +154,19 @@ export function afterPosition(
 ): ListingCriteria {
   const conditions = [...criteria.conditions, pastPosition(criteria, position)];
   const { trial, sortColumn, direction } = criteria;
-  // The trial walks on from the position: one id past it, or its time (ties follow it).
-  const at =
+  // The trial walks on from the position (a match's, so within the walk's bounds): one id past
+  // it, or its time (ties follow it).
+  const start =
     sortColumn === 'id'
       ? position.id + (direction === 'ASC' ? 1 : -1)
       : position.value instanceof Date
         ? position.value.getTime()
         : undefined;
-  const start =
-    trial && at !== undefined && trial.start !== undefined
-      ? (direction === 'ASC' ? Math.max : Math.min)(trial.start, at)
-      : at;
   return {
     ...criteria,
     conditions,
     walkBound: undefined,
-    trial: trial && at !== undefined ? { ...trial, start } : undefined,
+    trial: trial && start !== undefined ? { ...trial, start } : undefined,
   };
 }
 
