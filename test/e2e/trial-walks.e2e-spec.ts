@@ -1,6 +1,13 @@
-import { toSqlDatetime } from '../../src/database/row-values';
 import type { Response } from 'supertest';
-import { parseLinks, startWarmedTestApp, TestApp, watchStatements } from '../kit';
+import {
+  FilterCase,
+  parseLinks,
+  rangeFilter,
+  referenceIds,
+  startWarmedTestApp,
+  TestApp,
+  watchStatements,
+} from '../kit';
 
 const DAY = 24 * 3_600_000;
 const MINUTE = 60_000;
@@ -44,16 +51,16 @@ describe('windows whose matches may lie anywhere in the walk: a bounded walk, th
   });
 
   const iso = (ms: number) => new Date(ms).toISOString();
-  const sqlTime = (ms: number) => `'${toSqlDatetime(new Date(ms))}'`;
-  const spread = {
-    query: `updated_from=${iso(lately)}&updated_to=${iso(latest)}`,
-    where: `updated_at >= ${sqlTime(lately)} AND updated_at < ${sqlTime(latest)}`,
-  };
+  const spread = [
+    rangeFilter('updated_from', iso(lately), 'updated_at', '>='),
+    rangeFilter('updated_to', iso(latest), 'updated_at', '<'),
+  ];
   /** User 1, at the walk's start, then the rest at its far end. */
-  const farEnd = {
-    query: `updated_from=${iso(latest)}`,
-    where: `updated_at >= ${sqlTime(latest)}`,
-  };
+  const farEnd = [rangeFilter('updated_from', iso(latest), 'updated_at', '>=')];
+  const queryOf = (filters: FilterCase[]) =>
+    filters.map(({ parameter, value }) => `${parameter}=${value}`).join('&');
+  const databaseIds = (filters: FilterCase[], sort: string) =>
+    referenceIds(kit.dataSource, 'users', filters, sort);
 
   /** How a request read its page: by the trial walk alone, or by the sort after it. */
   async function read(url: string): Promise<{ reply: Response; tried: boolean; sorted: boolean }> {
@@ -69,73 +76,64 @@ describe('windows whose matches may lie anywhere in the walk: a bounded walk, th
     };
   }
 
-  async function databaseIds(where: string, order: string): Promise<number[]> {
-    const rows = await kit.dataSource.query<{ id: number }[]>(
-      `SELECT id FROM users WHERE ${where} ORDER BY ${order}`,
-    );
-    return rows.map((row) => Number(row.id));
-  }
+  it.each(['id', 'created_at', '-id', '-created_at'])(
+    'sort=%s: page 1 is the trial walk’s, and every page the database’s',
+    async (sort) => {
+      const ids: number[] = [];
+      for (let page = 1; ; page++) {
+        const { reply, tried, sorted } = await read(
+          `/v1/users?${queryOf(spread)}&sort=${sort}&limit=10&page=${page}`,
+        );
+        if (page === 1) expect({ tried, sorted }).toEqual({ tried: true, sorted: false });
+        const items = reply.body.data as { id: number }[];
+        ids.push(...items.map((item) => item.id));
+        if (items.length < 10) break;
+      }
+      expect(ids).toHaveLength(300);
+      expect(ids).toEqual(await databaseIds(spread, sort));
+    },
+  );
 
-  it.each([
-    ['id', 'id'],
-    ['created_at', 'created_at, id'],
-    ['-id', 'id DESC'],
-    ['-created_at', 'created_at DESC, id DESC'],
-  ])('sort=%s: page 1 is the trial walk’s, and every page the database’s', async (sort, order) => {
-    const ids: number[] = [];
-    for (let page = 1; ; page++) {
-      const { reply, tried, sorted } = await read(
-        `/v1/users?${spread.query}&sort=${sort}&limit=10&page=${page}`,
+  it.each(['id', 'created_at'])(
+    'sort=%s: a cursor walk steps by trial walks alone',
+    async (sort) => {
+      const ids: number[] = [];
+      let url: string | undefined = `/v1/users?${queryOf(spread)}&sort=${sort}&limit=10`;
+      let steps = 0;
+      let sorts = 0;
+      while (url) {
+        const { reply, tried, sorted } = await read(url);
+        const items = reply.body.data as { id: number }[];
+        if (items.length === 0) break; // an ascending id walk goes on for new rows
+        if (tried) steps++;
+        if (sorted) sorts++;
+        ids.push(...items.map((item) => item.id));
+        url = parseLinks(reply.headers.link).next;
+      }
+      expect(ids).toEqual(await databaseIds(spread, sort));
+      // Every step but the last tries and keeps its trial; the last one's is short of a page.
+      expect(steps).toBeGreaterThanOrEqual(29);
+      expect(sorts).toBeLessThanOrEqual(1);
+    },
+  );
+
+  it.each(['id', 'created_at'])(
+    'sort=%s: a trial short of its page gives way to the sort',
+    async (sort) => {
+      const expected = await databaseIds(farEnd, sort);
+      // User 1 among the walk’s first ids, the next match 1,100 users on.
+      expect(expected[1] - expected[0]).toBeGreaterThan(1000);
+      const ten = await read(`/v1/users?${queryOf(farEnd)}&sort=${sort}&limit=10`);
+      expect(ten).toMatchObject({ tried: true, sorted: true });
+      expect(ten.reply.body.data.map((item: { id: number }) => item.id)).toEqual(
+        expected.slice(0, 10),
       );
-      if (page === 1) expect({ tried, sorted }).toEqual({ tried: true, sorted: false });
-      const items = reply.body.data as { id: number }[];
-      ids.push(...items.map((item) => item.id));
-      if (items.length < 10) break;
-    }
-    expect(ids).toHaveLength(300);
-    expect(ids).toEqual(await databaseIds(spread.where, order));
-  });
-
-  it.each([
-    ['id', 'id'],
-    ['created_at', 'created_at, id'],
-  ])('sort=%s: a cursor walk steps by trial walks alone', async (sort, order) => {
-    const ids: number[] = [];
-    let url: string | undefined = `/v1/users?${spread.query}&sort=${sort}&limit=10`;
-    let steps = 0;
-    let sorts = 0;
-    while (url) {
-      const { reply, tried, sorted } = await read(url);
-      const items = reply.body.data as { id: number }[];
-      if (items.length === 0) break; // an ascending id walk goes on for new rows
-      if (tried) steps++;
-      if (sorted) sorts++;
-      ids.push(...items.map((item) => item.id));
-      url = parseLinks(reply.headers.link).next;
-    }
-    expect(ids).toEqual(await databaseIds(spread.where, order));
-    // Every step but the last tries and keeps its trial; the last one's is short of a page.
-    expect(steps).toBeGreaterThanOrEqual(29);
-    expect(sorts).toBeLessThanOrEqual(1);
-  });
-
-  it.each([
-    ['id', 'id'],
-    ['created_at', 'created_at, id'],
-  ])('sort=%s: a trial short of its page gives way to the sort', async (sort, order) => {
-    const expected = await databaseIds(farEnd.where, order);
-    // User 1 among the walk’s first ids, the next match 1,100 users on.
-    expect(expected[1] - expected[0]).toBeGreaterThan(1000);
-    const ten = await read(`/v1/users?${farEnd.query}&sort=${sort}&limit=10`);
-    expect(ten).toMatchObject({ tried: true, sorted: true });
-    expect(ten.reply.body.data.map((item: { id: number }) => item.id)).toEqual(
-      expected.slice(0, 10),
-    );
-    // One row: the trial's stretch holds it.
-    const one = await read(`/v1/users?${farEnd.query}&sort=${sort}&limit=1`);
-    expect(one).toMatchObject({ tried: true, sorted: false });
-    expect(one.reply.body.data.map((item: { id: number }) => item.id)).toEqual([expected[0]]);
-  });
+      // One row: the trial's stretch holds it.
+      const one = await read(`/v1/users?${queryOf(farEnd)}&sort=${sort}&limit=1`);
+      expect(one).toMatchObject({ tried: true, sorted: false });
+      expect(one.reply.body.data.map((item: { id: number }) => item.id)).toEqual([expected[0]]);
+    },
+  );
 
   it.each([
     ['id', 'PRIMARY', /^SEARCH t USING INTEGER PRIMARY KEY \(rowid<\?\)$/],
@@ -148,7 +146,10 @@ describe('windows whose matches may lie anywhere in the walk: a bounded walk, th
     'sort=%s: the trial reads a range of %s in its order (EXPLAIN)',
     async (sort, index, sqlite) => {
       const escape = jest.spyOn(kit.dataSource.driver, 'escapeQueryWithParameters');
-      await kit.as(token).get(`/v1/users?${spread.query}&sort=${sort}&limit=10`).expect(200);
+      await kit
+        .as(token)
+        .get(`/v1/users?${queryOf(spread)}&sort=${sort}&limit=10`)
+        .expect(200);
       const trial = escape.mock.calls.findIndex(([, named]) => 'trial_edge' in (named ?? {}));
       const [sql, params] = escape.mock.results[trial].value as [string, unknown[]];
       escape.mockRestore();

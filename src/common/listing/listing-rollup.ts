@@ -101,8 +101,8 @@ class Rollup {
   private readonly hourRows = new Map<string, Float64Array>();
   /** The hours a window and keyset bound keep (each planner estimate asks again), likewise. */
   private readonly matched = new Map<string, MatchedHours | undefined>();
-  /** `byHour`, worked out once per set of rows. */
-  private hourly?: Bucket[];
+  /** `byHour`, worked out once per set of rows, with its rows in all. */
+  private hourly?: { buckets: Bucket[]; total: number };
   /** `idRanges`, likewise (null: the hours' ids overlap). */
   private ranges?: Map<number, [number, number]> | null;
 
@@ -126,15 +126,26 @@ class Rollup {
 
   /** Every combination's rows per hour, ascending, with each hour's lowest and highest id. */
   byHour(): Bucket[] {
+    return this.hourlyOnce().buckets;
+  }
+
+  /** Every combination's rows. */
+  total(): number {
+    return this.hourlyOnce().total;
+  }
+
+  private hourlyOnce(): { buckets: Bucket[]; total: number } {
     if (!this.hourly) {
       const hours = new Map<number, Bucket>();
+      let total = 0;
       for (const { hours: cells } of this.combinations.values()) {
+        total += cells.rows;
         cells.forEach(-Infinity, Infinity, (hour, rows, first, last) => {
           const [, before = 0, low = first, high = last] = hours.get(hour) ?? [];
           hours.set(hour, [hour, before + rows, Math.min(low, first), Math.max(high, last)]);
         });
       }
-      this.hourly = [...hours.values()].sort(([a], [b]) => a - b);
+      this.hourly = { buckets: [...hours.values()].sort(([a], [b]) => a - b), total };
     }
     return this.hourly;
   }
@@ -361,9 +372,7 @@ export class ListingRollups {
   ): (ListingTotal & { buckets: Bucket[] }) | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     if (!rollup || repository.definition.rollup?.time !== column) return undefined;
-    let total = 0;
-    for (const { hours } of rollup.combinations.values()) total += hours.rows;
-    return { total, buckets: rollup.byHour(), maxId: rollup.maxId };
+    return { total: rollup.total(), buckets: rollup.byHour(), maxId: rollup.maxId };
   }
 
   /** An estimate of `conditions`' rows from the rollup as it is (partial hours taken whole). */

@@ -425,11 +425,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<TItem[]> {
     if (offset >= total) return [];
     const fromEnd = walksFromEnd(offset, limit, total);
+    // A walk tried before the plan's sort: its page, where its stretch holds it (`trialWalk`).
     const trial = fromEnd ? undefined : trialWalk(criteria);
     if (trial) {
-      const ids = this.walkStatement(trial, 't.id AS id', 'forward', { offset, limit });
-      const rows = await statements.run<RawRow>(runner, this.pageStatement(trial, ids));
-      if (rows.length === limit) return rows.map((row) => this.toItem(row));
+      const items = await this.pageIn(runner, statements, trial, offset, limit, total);
+      if (items.length === limit) return items;
     }
     let statement = fromEnd ? undefined : this.straightPageStatement(criteria, offset, limit);
     if (!statement) {
