@@ -181,11 +181,15 @@ export class ListingPager {
     let before = 0;
     for (const [rows, start, end] of criteria.direction === 'ASC' ? spans : [...spans].reverse()) {
       if (before + rows > offset) {
-        const [operator, edge] = criteria.direction === 'ASC' ? ['>=', start] : ['<', end];
+        const ascending = criteria.direction === 'ASC';
+        const [operator, edge] = ascending ? ['>=', start] : ['<', end];
+        const scale = column === 'id' ? 1 : 1000;
         const from: Condition = {
           sql: `t.${column} ${operator} :bucket_edge`,
           params: { bucket_edge: column === 'id' ? edge : new Date(edge * 1000) },
           binds: { column, range: true },
+          // Ids, or ms: where a trial walk starts, and the stretch's share of a histogram.
+          between: ascending ? { from: scale * start } : { to: scale * end - 1 },
           ...(column === 'id' && { idRange: true }),
         };
         // Planned again for the short stretch it reads from the bucket's edge.
