@@ -312,11 +312,10 @@ export class ListingRollups {
   async total(
     repository: AnyRepository,
     criteria: ListingCriteria,
-    background = false, // no request waits: it waits for a rebuild that is due
   ): Promise<RolledTotal | undefined> {
     const match = this.matcher(repository, criteria.conditions);
     if (!match) return undefined;
-    const rollup = await this.current(repository, background);
+    const rollup = await this.current(repository);
     const hours = rollup?.hours(match);
     if (!rollup || !hours) return undefined;
     const total = hours.runs.reduce((sum, [first, end]) => sum + rollup.sum(match, first, end), 0);
@@ -428,20 +427,15 @@ export class ListingRollups {
   }
 
   /** The rollup, advanced when older than the TTL; undefined when there is none. */
-  private async current(
-    repository: AnyRepository,
-    background: boolean,
-  ): Promise<Rollup | undefined> {
+  private async current(repository: AnyRepository): Promise<Rollup | undefined> {
     const { resource } = repository.definition;
-    let rollup = this.rollups.get(resource);
+    const rollup = this.rollups.get(resource);
     if (!rollup) return undefined;
     const now = Date.now();
-    if (now - rollup.builtAt >= this.rebuildMs) {
-      // A request is served from the rollup as it is meanwhile.
-      const rebuilt = this.rebuild(repository);
-      if (background) rollup = await rebuilt;
-      else void rebuilt.catch(() => undefined);
-    }
+    // Served as it is meanwhile, to recounts too: a rebuild reads the whole table (minutes at 50M
+    // rows), and a request whose total has expired waits for its recount.
+    if (now - rollup.builtAt >= this.rebuildMs)
+      void this.rebuild(repository).catch(() => undefined);
     if (now - rollup.advancedAt >= this.ttlMs) {
       let advancing = this.advancing.get(resource);
       if (!advancing) {

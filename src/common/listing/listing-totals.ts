@@ -281,7 +281,7 @@ export class ListingTotals {
     walk: Walk<TItem>,
     background: boolean,
   ): Promise<ListingTotal> {
-    const rolled = await this.rollups.total(walk.repository, walk.criteria, background);
+    const rolled = await this.rollups.total(walk.repository, walk.criteria);
     // The rollup was rebuilt meanwhile and leaves the criteria to count.
     if (!rolled) return this.advancing(walk, background)();
     const [appended, ...edges] = await Promise.all([

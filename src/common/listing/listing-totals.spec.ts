@@ -1,0 +1,56 @@
+import { loadConfig } from '../../config/app-config';
+import { CountCache } from './count-cache';
+import type { ListingCriteria } from './listing-criteria';
+import { ListingRollups } from './listing-rollup';
+import { ListingTotals } from './listing-totals';
+import { ListingWalks, type Walk } from './listing-walk';
+import type { ListingRepository } from './listing.repository';
+
+describe('ListingTotals from a rollup', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('recounts a total from the rollup it has while a rebuild reads the whole table', async () => {
+    let clock = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => clock);
+    const config = loadConfig({
+      COUNT_CACHE_TTL_MS: '10000',
+      COUNT_CACHE_RECOUNT_TIMEOUT_MS: '20000',
+      COUNT_CACHE_FULL_RECOUNT_MS: '5000',
+    });
+    let reads = 0;
+    const repository = {
+      definition: { resource: 'log', filters: {}, rollup: { columns: ['success'], time: 'at' } },
+      isMysql: () => false,
+      settledId: () => 10,
+      highestIdNow: async () => 10,
+      count: async () => ({ total: 0, maxId: 10 }),
+      // The first build reads its rows; the rebuild's first read never ends (minutes at 50M rows).
+      countByGroup: () =>
+        reads++ === 0
+          ? Promise.resolve([{ success: 1, bucket: 0, n: 10, first_id: 1, last_id: 10 }])
+          : new Promise(() => undefined),
+    } as unknown as ListingRepository<{ id: number }>;
+    const counts = new CountCache(config);
+    const rollups = new ListingRollups(config);
+    const totals = new ListingTotals(counts, rollups, new ListingWalks(counts, rollups, config));
+    const walk = {
+      repository,
+      criteria: { conditions: [] } as unknown as ListingCriteria,
+      key: 'log|',
+    } as unknown as Walk<{ id: number }>;
+    await rollups.build(repository);
+    expect(await totals.of(walk)).toMatchObject({ total: 10 });
+
+    // In the refresh-ahead window, a rebuild due: the recount starts, and the rebuild with it.
+    clock += 6_000;
+    await totals.of(walk);
+    // Past the total's time and its recount's: a request waits for that recount.
+    clock += 30_000;
+    const answered = await Promise.race([
+      totals.of(walk),
+      new Promise((resolve) => setTimeout(() => resolve('waited for the rebuild'), 1000)),
+    ]);
+    expect(answered).toMatchObject({ total: 10, maxId: 10 });
+    expect(reads).toBe(2); // the rebuild did start
+  });
+});
