@@ -206,4 +206,70 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
       await warmed.close();
     }
   }, 60_000);
+
+  it('reads a deep page of a small window before it has marks: its rows up to a few of the table’s marks, counted at once', async () => {
+    const warmed = await startTestApp({
+      database: kit.database,
+      env: { COUNT_CACHE_WARMUP: 'true', DEEP_PAGE_ROWS: '10', TAIL_HOLDBACK_MS: '0' },
+    });
+    try {
+      await warmed.warmedUp();
+      const token = await warmed.token();
+      for (const [sort, order, windows] of [
+        ['name', 'name, id', [35, 36]],
+        ['-name', 'name DESC, id DESC', [37, 38]],
+      ] as const) {
+        // The newest users: a window far smaller than a walk to its middle in name order, visited
+        // first at page 3, 14 rows from both ends (each window is new: it has no marks of its own).
+        for (const newest of windows) {
+          const [{ edge }] = await warmed.dataSource.query<{ edge: string }[]>(
+            `SELECT CAST(created_at AS CHAR) AS edge FROM users ORDER BY created_at DESC LIMIT 1 OFFSET ${newest - 1}`,
+          );
+          const rows = await warmed.dataSource.query<{ id: number }[]>(
+            `SELECT id FROM users WHERE created_at >= ? ORDER BY ${order}`,
+            [edge],
+          );
+          expect(rows).toHaveLength(newest);
+          const from = `${edge.replace(' ', 'T').slice(0, 23)}Z`;
+          const url = `/v1/users?created_from=${from}&sort=${sort}&limit=${LIMIT}`;
+          const escape = jest.spyOn(warmed.dataSource.driver, 'escapeQueryWithParameters');
+          const reply = await warmed.as(token).get(`${url}&page=3`).expect(200);
+          const parameters = escape.mock.calls.flatMap(([, named]) => Object.keys(named ?? {}));
+          const counts = escape.mock.results
+            .map((result) => result.value as [string, unknown[]])
+            .filter(([sql]) => sql.includes('up_to_0'));
+          escape.mockRestore();
+          expect((reply.body.data as { id: number }[]).map((item) => item.id)).toEqual(
+            rows.slice(2 * LIMIT, 3 * LIMIT).map((row) => Number(row.id)),
+          );
+          expect(parameters).toEqual(expect.arrayContaining(['up_to_0_value', 'cursor_value']));
+          // One pass of the window, on an index that carries the name: no row is read.
+          expect(counts).toHaveLength(1);
+          const [[sql, params]] = counts;
+          const mysql = warmed.dataSource.options.type === 'mysql';
+          const plan = await warmed.dataSource.query<Record<string, unknown>[]>(
+            `EXPLAIN ${mysql ? '' : 'QUERY PLAN '}${sql}`,
+            params,
+          );
+          expect(plan.map((row) => String(mysql ? row.Extra : row.detail)).join()).toMatch(
+            mysql ? /Using index/ : /COVERING INDEX/,
+          );
+          for (let n = 1; n <= Math.ceil(newest / LIMIT); n++) {
+            const page = await warmed.as(token).get(`${url}&page=${n}`).expect(200);
+            expect({
+              sort,
+              n,
+              ids: (page.body.data as { id: number }[]).map((item) => item.id),
+            }).toEqual({
+              sort,
+              n,
+              ids: rows.slice((n - 1) * LIMIT, n * LIMIT).map((row) => Number(row.id)),
+            });
+          }
+        }
+      }
+    } finally {
+      await warmed.close();
+    }
+  }, 60_000);
 });

@@ -216,8 +216,10 @@ export function trialWalk(criteria: ListingCriteria): ListingCriteria | undefine
 export function upToPosition(
   criteria: ListingCriteria,
   position: { value: unknown; id: number },
+  /** The parameters' prefix: several positions in one statement need their own. */
+  name = 'cursor',
 ): ListingCriteria {
-  const { sql, sqliteSql, params } = pastPosition(criteria, position);
+  const { sql, sqliteSql, params } = pastPosition(criteria, position, name);
   const condition: Condition = {
     sql: `NOT (${sql})`,
     ...(sqliteSql && { sqliteSql: `NOT (${sqliteSql})` }),
@@ -229,20 +231,22 @@ export function upToPosition(
 function pastPosition(
   { sortColumn, direction }: ListingCriteria,
   position: { value: unknown; id: number },
+  name = 'cursor',
 ): Condition {
   const [past, orEqual] = direction === 'ASC' ? ['>', '>='] : ['<', '<='];
   const column = `t.${sortColumn}`;
+  const [value, id] = [`${name}_value`, `${name}_id`];
   return sortColumn === 'id'
-    ? { sql: `t.id ${past} :cursor_id`, params: { cursor_id: position.id }, idRange: true }
+    ? { sql: `t.id ${past} :${id}`, params: { [id]: position.id }, idRange: true }
     : {
         // A plain range narrowed to two ranges of the (column, id) index: a step seeks past a run
         // of equal values, which `column >= v AND (column > v OR id > i)` scanned on MariaDB.
         sql:
-          `${column} ${orEqual} :cursor_value AND (${column} ${past} :cursor_value OR ` +
-          `(${column} = :cursor_value AND t.id ${past} :cursor_id))`,
+          `${column} ${orEqual} :${value} AND (${column} ${past} :${value} OR ` +
+          `(${column} = :${value} AND t.id ${past} :${id}))`,
         // SQLite seeks a row value; MariaDB does not (it scanned the whole index).
-        sqliteSql: `(${column}, t.id) ${past} (:cursor_value, :cursor_id)`,
-        params: { cursor_value: position.value, cursor_id: position.id },
+        sqliteSql: `(${column}, t.id) ${past} (:${value}, :${id})`,
+        params: { [value]: position.value, [id]: position.id },
       };
 }
 

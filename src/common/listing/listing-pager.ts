@@ -25,6 +25,27 @@ import { Page } from './page';
 const stretchOf = (criteria: ListingCriteria) =>
   criteria.sorted ? prefixStretch(criteria) : undefined;
 
+/** How far before the page's even place the marks a window's count reaches lie (shares of it). */
+const SHORTFALLS = [1 / 4, 1 / 32];
+
+/** The marks in the walk's order, with the rows up to each, itself included, when taken. */
+function inWalkOrder<TItem extends { id: number }>(
+  { criteria }: Walk<TItem>,
+  marked: ListingTotal,
+) {
+  const ascending = criteria.direction === 'ASC';
+  return {
+    marks: ascending ? marked.marks! : [...marked.marks!].reverse(),
+    upTo: ([rank]: Mark) => (ascending ? rank + 1 : marked.total - rank),
+  };
+}
+
+/** A mark's row as a walk position. */
+const markPosition = <TItem extends { id: number }>(
+  { repository, criteria }: Walk<TItem>,
+  [, value, id]: Mark,
+) => ({ value: repository.sortParameter(criteria.sortColumn, value), id });
+
 /** Rows from either end past which a page is positioned from the rollup, where it answers. */
 const ROLLUP_POSITION_ROWS = 1000;
 
@@ -222,9 +243,38 @@ export class ListingPager {
   ): Promise<Rows<TItem> | undefined> {
     const marked = await this.totals.marks(walk, total);
     if (marked?.marks?.length) return this.pageFromMark(walk, offset, marked);
+    const base = this.totals.windowBaseMarks(walk);
+    if (!base) return undefined;
+    // The rows a walk to the page would pass; the window's matches spread evenly, `total` of the base's.
     const depth = Math.min(offset, total - offset - walk.limit);
-    const base = this.totals.windowBaseMarks(walk, total, depth);
-    return base && this.pageFromMark(walk, offset, base.marked, base.outsideUpTo);
+    if (base.total - total <= depth) {
+      return this.pageFromMark(walk, offset, base, this.totals.outsideUpTo(walk, base));
+    }
+    if (total * total < depth * base.total) return this.pageAmongMarks(walk, offset, total, base);
+    return undefined;
+  }
+
+  /**
+   * A deep page of a window smaller than the walk to it (`updated_from=<a month ago>&sort=name`):
+   * the window's rows up to a few of its base's marks just before where the page would lie, were
+   * they spread evenly, counted in one pass of the window, then a walk from the last one before it.
+   */
+  private async pageAmongMarks<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    offset: number,
+    inside: number,
+    marked: ListingTotal,
+  ): Promise<Rows<TItem> | undefined> {
+    const { marks, upTo } = inWalkOrder(walk, marked);
+    const even = (offset * marked.total) / inside;
+    const candidates = [
+      ...new Set(SHORTFALLS.map((share) => marks.findLast((m) => upTo(m) <= even * (1 - share)))),
+    ].filter((mark) => mark !== undefined);
+    if (!candidates.length) return undefined;
+    const positions = candidates.map((mark) => markPosition(walk, mark));
+    const counts = await walk.repository.countUpTo(walk.criteria, positions, this.walks.options);
+    const last = counts.findLastIndex((rows) => rows <= offset);
+    return last < 0 ? undefined : this.pageAfter(walk, positions[last], offset - counts[last]);
   }
 
   private async pageFromMark<TItem extends { id: number }>(
@@ -234,21 +284,15 @@ export class ListingPager {
     /** The marked rows up to a mark that the walk's criteria leave out (a window's outside). */
     outsideUpTo?: (position: { value: unknown; id: number }) => Promise<number>,
   ): Promise<Rows<TItem> | undefined> {
-    const { repository, criteria, limit } = walk;
-    const ascending = criteria.direction === 'ASC';
-    // The rows up to each mark, itself included, in the walk's order when the marks were taken.
-    const upTo = ([rank]: Mark) => (ascending ? rank + 1 : marked.total - rank);
+    const { repository, criteria } = walk;
+    const { marks, upTo } = inWalkOrder(walk, marked);
     const { options } = this.walks;
     const appended = (what: ListingCriteria) =>
       repository.count(idsAbove(what, marked.maxId), options).then(({ total }) => total);
-    const positionOf = ([, value, id]: Mark) => ({
-      value: repository.sortParameter(criteria.sortColumn, value),
-      id,
-    });
+    const positionOf = (mark: Mark) => markPosition(walk, mark);
     // The last mark that the rows appended since, wherever they fall, cannot push past the page;
     // with rows left out, those before a first guess bring it nearer (more lie before a later one).
     const allAppended = await appended(criteria);
-    const marks = ascending ? marked.marks! : [...marked.marks!].reverse();
     const lastBefore = (left: number) =>
       marks.findLast((candidate) => upTo(candidate) - left + allAppended <= offset);
     let mark = lastBefore(0);
@@ -261,14 +305,22 @@ export class ListingPager {
     }
     const position = positionOf(mark);
     const before = allAppended && (await appended(upToPosition(criteria, position)));
+    return this.pageAfter(walk, position, offset - (upTo(mark) - left) - before);
+  }
+
+  /** The page `skip` rows after `position`, read forward like a cursor's step. */
+  private pageAfter<TItem extends { id: number }>(
+    { repository, criteria, limit }: Walk<TItem>,
+    position: { value: unknown; id: number },
+    skip: number,
+  ): Promise<Rows<TItem>> {
     const ranges = new Set([...criteria.bound.ranges, criteria.sortColumn]);
-    const skip = offset - (upTo(mark) - left) - before;
     const within = this.walks.planned(
       repository,
       { ...afterPosition(criteria, position), bound: { ...criteria.bound, ranges } },
       skip + limit,
     );
-    return repository.findForward(within, skip, limit, options);
+    return repository.findForward(within, skip, limit, this.walks.options);
   }
 
   /** The page with its `next` cursor; an ascending id walk always goes on (tail polling). */

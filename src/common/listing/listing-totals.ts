@@ -143,23 +143,24 @@ export class ListingTotals {
     return warming || this.counts.warm(key, take) ? this.counts.get(key, keep, retake) : undefined;
   }
 
-  /**
-   * A window's base's marks (the same filters without the window), for a deep page in a text
-   * order before the window has its own: usable when fewer rows lie outside the window than a walk
-   * to the page would pass, with a count of those up to a mark (`created_to=<a month ago>`).
-   */
-  windowBaseMarks<TItem extends { id: number }>(
-    walk: Walk<TItem>,
-    inside: number,
-    walkRows: number,
-  ):
-    | { marked: ListingTotal; outsideUpTo: (at: { value: unknown; id: number }) => Promise<number> }
-    | undefined {
+  /** A window's base's marks (the same filters without the window), before it has its own. */
+  windowBaseMarks<TItem extends { id: number }>(walk: Walk<TItem>): ListingTotal | undefined {
     const window = walk.window();
+    const marked = window && this.counts.peek(marksKey(window.baseKey, walk.criteria.sortColumn));
+    return marked?.marks?.length ? marked : undefined;
+  }
+
+  /**
+   * The base's marked rows up to a mark that the window leaves out, counted outside it: few where
+   * the window holds most of the base (`created_to=<a month ago>`).
+   */
+  outsideUpTo<TItem extends { id: number }>(
+    walk: Walk<TItem>,
+    marked: ListingTotal,
+  ): (at: { value: unknown; id: number }) => Promise<number> {
     const { repository, criteria } = walk;
-    const marked = window && this.counts.peek(marksKey(window.baseKey, criteria.sortColumn));
-    if (!window || !marked?.marks?.length || marked.total - inside > walkRows) return undefined;
-    const outsideUpTo = async (at: { value: unknown; id: number }) => {
+    const window = walk.window()!;
+    return async (at) => {
       const upTo = upToPosition(criteria, at).conditions.at(-1)!;
       const seen = idsUpTo('outside_max_id', marked.maxId);
       // Along the window column's index; the mark's bound is checked there where that index
@@ -172,7 +173,6 @@ export class ListingTotals {
       );
       return counted.reduce((sum, { total }) => sum + total, 0);
     };
-    return { marked, outsideUpTo };
   }
 
   /**

@@ -365,6 +365,28 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return page.length === limit ? page : undefined;
   }
 
+  /**
+   * The rows of `criteria` up to each of `positions` in its order, counted in one pass of the
+   * index that carries the sort column (`bucketIndex`): which of a few marks a page lies past.
+   */
+  async countUpTo(
+    criteria: ListingCriteria,
+    positions: { value: unknown; id: number }[],
+    options: PageOptions = {},
+  ): Promise<number[]> {
+    const { where, params } = this.where(criteria);
+    const sums = positions.map((position, i) => {
+      const upTo = upToPosition(criteria, position, `up_to_${i}`).conditions.at(-1)!;
+      Object.assign(params, upTo.params);
+      return `SUM(CASE WHEN ${this.sqlOf(upTo)} THEN 1 ELSE 0 END) AS up_to_${i}`;
+    });
+    const [row] = await this.select<Record<string, unknown>>(
+      { sql: `SELECT ${sums.join(', ')} FROM ${this.from(criteria.bucketIndex)}${where}`, params },
+      options,
+    );
+    return positions.map((_, i) => Number(row?.[`up_to_${i}`] ?? 0));
+  }
+
   /** Whether a row of the table was changed at or after `since` (by `definition.changedAt`). */
   private async changedIn(
     runner: QueryRunner,
@@ -696,13 +718,16 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): { where: string; params: Record<string, unknown> } {
     const conditions = [...allConditions(criteria), ...(bound ? [bound] : [])];
     if (conditions.length === 0) return { where: '', params: {} };
-    const sqlite = !this.isMysql();
     const params: Record<string, unknown> = {};
     const parts = conditions.map((condition) => {
       Object.assign(params, condition.params);
-      return `(${(sqlite && condition.sqliteSql) || condition.sql})`;
+      return `(${this.sqlOf(condition)})`;
     });
     return { where: ` WHERE ${parts.join(' AND ')}`, params };
+  }
+
+  private sqlOf(condition: Condition): string {
+    return (!this.isMysql() && condition.sqliteSql) || condition.sql;
   }
 
   /**
