@@ -106,11 +106,15 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
     },
   );
 
-  it('takes the marks at the warm-up, unfiltered and by role: a first visit starts from one', async () => {
-    const warmed = await startTestApp({
+  /** A second app on the same users, whose warm-up takes the table's and each role's marks. */
+  const startWarmedApp = () =>
+    startTestApp({
       database: kit.database,
       env: { COUNT_CACHE_WARMUP: 'true', DEEP_PAGE_ROWS: '10', TAIL_HOLDBACK_MS: '0' },
     });
+
+  it('takes the marks at the warm-up, unfiltered and by role: a first visit starts from one', async () => {
+    const warmed = await startWarmedApp();
     try {
       await warmed.warmedUp();
       const token = await warmed.token();
@@ -208,10 +212,7 @@ describe('deep pages in name and e-mail order, read from the marks', () => {
   }, 60_000);
 
   it('reads a deep page of a small window before it has marks: its rows up to a few of the table’s marks, counted at once', async () => {
-    const warmed = await startTestApp({
-      database: kit.database,
-      env: { COUNT_CACHE_WARMUP: 'true', DEEP_PAGE_ROWS: '10', TAIL_HOLDBACK_MS: '0' },
-    });
+    const warmed = await startWarmedApp();
     try {
       await warmed.warmedUp();
       const token = await warmed.token();
