@@ -1,6 +1,7 @@
 import { toSqlDatetime } from '../../src/database/row-values';
 import type { Response } from 'supertest';
 import {
+  filterQuery,
   parseLinks,
   rangeFilter,
   referenceIds,
@@ -82,7 +83,7 @@ describe.each([
   ])(
     '$filter.parameter sort=$sort: the database’s rows, from the window’s stretch',
     async ({ filter, sort }) => {
-      const { ids, bounded } = await pagesOf(`${filter.parameter}=${filter.value}&sort=${sort}`);
+      const { ids, bounded } = await pagesOf(filterQuery([filter], sort));
       expect(ids.length).toBeGreaterThan(20);
       expect(ids).toEqual(await databaseIds(sort, filter));
       expect(bounded).toBe(idsFollow || sort !== 'id');

@@ -10,6 +10,13 @@ export interface FilterCase {
   params: unknown[];
 }
 
+/** The query string of `filters` (and `sort`): what `referenceIds` answers for. */
+export const filterQuery = (filters: FilterCase[], sort?: string): string =>
+  new URLSearchParams([
+    ...filters.map(({ parameter, value }): [string, string] => [parameter, value]),
+    ...(sort ? [['sort', sort] as [string, string]] : []),
+  ]).toString();
+
 /** A UTC instant as both databases compare it with a DATETIME(3) column. */
 const sqlTime = (iso: string) => iso.replace('T', ' ').replace('Z', '');
 

@@ -213,19 +213,23 @@ export function trialWalk(criteria: ListingCriteria): ListingCriteria | undefine
 }
 
 /** The rows up to `position`, itself included, in the listing's order: `afterPosition`'s others. */
-export function upToPosition(
+export const upToPosition = (
   criteria: ListingCriteria,
   position: { value: unknown; id: number },
-  /** The parameters' prefix: several positions in one statement need their own. */
+): ListingCriteria => ({
+  ...criteria,
+  conditions: [...criteria.conditions, upToCondition(criteria, position)],
+});
+
+/** `upToPosition`'s condition alone, its parameters named `<name>_value`, `<name>_id`. */
+export function upToCondition(
+  criteria: ListingCriteria,
+  position: { value: unknown; id: number },
+  /** Several positions in one statement need their own names. */
   name = 'cursor',
-): ListingCriteria {
+): Condition {
   const { sql, sqliteSql, params } = pastPosition(criteria, position, name);
-  const condition: Condition = {
-    sql: `NOT (${sql})`,
-    ...(sqliteSql && { sqliteSql: `NOT (${sqliteSql})` }),
-    params,
-  };
-  return { ...criteria, conditions: [...criteria.conditions, condition] };
+  return { sql: `NOT (${sql})`, ...(sqliteSql && { sqliteSql: `NOT (${sqliteSql})` }), params };
 }
 
 function pastPosition(

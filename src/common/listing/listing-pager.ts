@@ -204,13 +204,13 @@ export class ListingPager {
       if (before + rows > offset) {
         const ascending = criteria.direction === 'ASC';
         const [operator, edge] = ascending ? ['>=', start] : ['<', end];
-        const scale = column === 'id' ? 1 : 1000;
+        // Ids, or ms: where a trial walk starts, and the stretch's share of a histogram.
+        const at = column === 'id' ? edge : edge * 1000;
         const from: Condition = {
           sql: `t.${column} ${operator} :bucket_edge`,
-          params: { bucket_edge: column === 'id' ? edge : new Date(edge * 1000) },
+          params: { bucket_edge: column === 'id' ? at : new Date(at) },
           binds: { column, range: true },
-          // Ids, or ms: where a trial walk starts, and the stretch's share of a histogram.
-          between: ascending ? { from: scale * start } : { to: scale * end - 1 },
+          between: ascending ? { from: at } : { to: at - 1 },
           ...(column === 'id' && { idRange: true }),
         };
         // Planned again for the short stretch it reads from the bucket's edge.
@@ -289,7 +289,6 @@ export class ListingPager {
     const { options } = this.walks;
     const appended = (what: ListingCriteria) =>
       repository.count(idsAbove(what, marked.maxId), options).then(({ total }) => total);
-    const positionOf = (mark: Mark) => markPosition(walk, mark);
     // The last mark that the rows appended since, wherever they fall, cannot push past the page;
     // with rows left out, those before a first guess bring it nearer (more lie before a later one).
     const allAppended = await appended(criteria);
@@ -299,11 +298,11 @@ export class ListingPager {
     if (!mark) return undefined;
     let left = 0;
     if (outsideUpTo) {
-      left = await outsideUpTo(positionOf(mark));
+      left = await outsideUpTo(markPosition(walk, mark));
       const nearer = lastBefore(left)!; // this mark or a later one
-      if (nearer !== mark) [mark, left] = [nearer, await outsideUpTo(positionOf(nearer))];
+      if (nearer !== mark) [mark, left] = [nearer, await outsideUpTo(markPosition(walk, nearer))];
     }
-    const position = positionOf(mark);
+    const position = markPosition(walk, mark);
     const before = allAppended && (await appended(upToPosition(criteria, position)));
     return this.pageAfter(walk, position, offset - (upTo(mark) - left) - before);
   }

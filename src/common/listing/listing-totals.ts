@@ -7,7 +7,7 @@ import {
   idsAbove,
   idsUpTo,
   ListingCriteria,
-  upToPosition,
+  upToCondition,
 } from './listing-criteria';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
@@ -161,7 +161,7 @@ export class ListingTotals {
     const { repository, criteria } = walk;
     const window = walk.window()!;
     return async (at) => {
-      const upTo = upToPosition(criteria, at).conditions.at(-1)!;
+      const upTo = upToCondition(criteria, at);
       const seen = idsUpTo('outside_max_id', marked.maxId);
       // Along the window column's index; the mark's bound is checked there where that index
       // carries the sort column (a covering one), else row by row.

@@ -13,6 +13,7 @@ import {
   allConditions,
   idsAbove,
   trialWalk,
+  upToCondition,
   upToPosition,
   type Condition,
   type ListingCriteria,
@@ -376,7 +377,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<number[]> {
     const { where, params } = this.where(criteria);
     const sums = positions.map((position, i) => {
-      const upTo = upToPosition(criteria, position, `up_to_${i}`).conditions.at(-1)!;
+      const upTo = upToCondition(criteria, position, `up_to_${i}`);
       Object.assign(params, upTo.params);
       return `SUM(CASE WHEN ${this.sqlOf(upTo)} THEN 1 ELSE 0 END) AS up_to_${i}`;
     });
