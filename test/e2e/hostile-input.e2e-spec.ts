@@ -183,6 +183,10 @@ describe('hostile input', () => {
       ['%ZZ=1', '%ZZ'],
       ['page%00=1', 'page\u0000'],
       [`${'x'.repeat(5000)}=1`, 'x'.repeat(5000)],
+      ['__proto__=1', '__proto__'],
+      ['constructor=1', 'constructor'],
+      ['toString=1', 'toString'],
+      ['hasOwnProperty=1&page=1', 'hasOwnProperty'],
     ])('?%s answers 400 naming the parameter', async (query, parameter) => {
       const response = await get(query).expect(400);
       expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);

@@ -41,6 +41,17 @@ describe('QueryValidationPipe', () => {
     });
   });
 
+  it("refuses parameters named like an object's built-in properties", async () => {
+    // node:querystring (Express 5's parser) gives them as own keys of a prototype-less object.
+    const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
+    for (const name of names) {
+      const query = Object.assign(Object.create(null) as Record<string, unknown>, { [name]: '1' });
+      expect(await problemOf(() => validate(query))).toEqual({
+        errors: [{ parameter: name, message: 'is not a known parameter' }],
+      });
+    }
+  });
+
   it('refuses a repeated parameter when all else is fine', async () => {
     const problem = await problemOf(() => validate({ sort: ['id', '-id'] }));
     expect(problem).toMatchObject({

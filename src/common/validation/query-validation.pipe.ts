@@ -1,7 +1,7 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
 
-/** What the validation part throws, so that `transform` can add the repeated parameters to it. */
+/** What the validation part throws, so that `transform` can add the parameters it refused itself. */
 class InvalidParameters extends Error {
   constructor(readonly errors: ParameterError[]) {
     super('invalid query parameters');
@@ -28,20 +28,24 @@ export class QueryValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type !== 'query') return value;
-    const repeated: ParameterError[] = [];
+    const refused: ParameterError[] = [];
     const scalars: Record<string, string> = {};
     for (const [parameter, raw] of Object.entries((value ?? {}) as Record<string, unknown>)) {
-      if (typeof raw === 'string') scalars[parameter] = raw;
-      else repeated.push({ parameter, message: 'must be given once, as a single value' });
+      // `__proto__`, `constructor`, `toString`…: no DTO declares them, and an object's own
+      // properties of those names would be dropped or ignored on the way to the validator.
+      if (parameter in Object.prototype) {
+        refused.push({ parameter, message: 'is not a known parameter' });
+      } else if (typeof raw === 'string') scalars[parameter] = raw;
+      else refused.push({ parameter, message: 'must be given once, as a single value' });
     }
     let validated: unknown;
     try {
       validated = await super.transform(scalars, metadata);
     } catch (error) {
       if (!(error instanceof InvalidParameters)) throw error;
-      throw ProblemException.badRequest([...repeated, ...error.errors]);
+      throw ProblemException.badRequest([...refused, ...error.errors]);
     }
-    if (repeated.length) throw ProblemException.badRequest(repeated);
+    if (refused.length) throw ProblemException.badRequest(refused);
     return validated;
   }
 }
