@@ -77,7 +77,8 @@ Every error is RFC 9457 problem details (\`application/problem+json\`). Any bad 
 an \`errors\` list naming every offending parameter. Other methods than GET/HEAD answer 405 with
 \`Allow: GET, HEAD\`; unknown paths 404; a client accepting neither JSON nor NDJSON 406 (after the
 token is checked); a request with a body
-413. A request line and headers beyond 16 KiB get a bare 431 from the HTTP server itself.
+413. A request line and headers beyond 16 KiB answer 431, and a request that is not valid HTTP
+(raw non-ASCII characters in the URL, say) 400, both before any route and without RateLimit headers.
 
 ## Limits
 Each token has a request budget per minute, announced on every \`/v1\` reply by the IETF
@@ -160,8 +161,8 @@ interface SharedResponse {
   name: string;
   description: string;
   headers: string[];
-  /** Answered by Node's HTTP server before the app sees the request: no body, no headers of ours. */
-  bare?: boolean;
+  /** Answered as Node's HTTP server parses the request, before any route: no RateLimit headers. */
+  beforeRoutes?: boolean;
 }
 
 /** The error replies of every `/v1` operation, as `#/components/responses/<name>`. */
@@ -211,9 +212,9 @@ const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
   '431': {
     name: 'RequestHeaderFieldsTooLarge',
     description:
-      'The request line and headers exceed 16 KiB. Answered by the HTTP server itself, before the service sees the request: no body and no X-Request-Id.',
+      'The request line and headers exceed 16 KiB. Answered as the request is parsed, before any route or rate limit: no RateLimit headers.',
     headers: [],
-    bare: true,
+    beforeRoutes: true,
   },
   '500': {
     name: 'InternalServerError',
@@ -238,13 +239,10 @@ function completeDocument(document: OpenAPIObject, pageLimits: PageLimits): Open
   components.headers = { ...SHARED_HEADERS };
   const problemResponses: Record<string, ResponseObject> = {};
   for (const problem of Object.values(PROBLEM_RESPONSES)) {
-    if (problem.bare) {
-      problemResponses[problem.name] = { description: problem.description };
-      continue;
-    }
+    const limits = problem.beforeRoutes ? [] : rateLimitHeaders;
     problemResponses[problem.name] = {
       description: problem.description,
-      headers: headerRefs(['X-Request-Id', ...rateLimitHeaders, ...problem.headers]),
+      headers: headerRefs(['X-Request-Id', ...limits, ...problem.headers]),
       content: { 'application/problem+json': { schema: ref('schemas', 'ProblemView') } },
     };
   }

@@ -1,5 +1,5 @@
 import { request as httpRequest, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { startTestApp, TestApp } from '../kit';
 
 describe('HTTP hardening', () => {
@@ -105,7 +105,49 @@ describe('HTTP hardening', () => {
       .set('Authorization', `Bearer ${token}`)
       .set('X-Filler', 'x'.repeat(17 * 1024));
     expect(response.status).toBe(431);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(response.headers['x-request-id']).toBe(response.body.request_id);
   });
+
+  it.each([
+    [
+      'raw UTF-8 in the URL',
+      'GET /v1/users?q=\u0141u HTTP/1.1',
+      400,
+      /percent-encode/,
+      '/v1/users?q=%C5%81u',
+    ],
+    ['an invalid method', 'G(T /v1/users HTTP/1.1', 400, /not valid HTTP/, '/v1/users'],
+  ])(
+    'answers a request the HTTP parser refuses (%s) with problem+json and a request id',
+    async (_label, requestLine, status, detail, instance) => {
+      const server = kit.app.getHttpServer() as Server;
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const reply = await new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () =>
+            socket.end(
+              Buffer.from(`${requestLine}\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`),
+            ),
+          );
+          const chunks: Buffer[] = [];
+          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+          socket.on('error', reject);
+          socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        });
+        const [head, body] = reply.split('\r\n\r\n');
+        expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+        expect(head).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/i);
+        const problem = JSON.parse(body) as { status: number; detail: string; request_id: string };
+        expect(problem).toMatchObject({ type: 'about:blank', status, instance });
+        expect(problem.detail).toMatch(detail);
+        expect(head).toContain(`X-Request-Id: ${problem.request_id}`);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  );
 
   /** A listing request that carries a body, which no route reads. */
   const getUsersWithBody = (contentType: string, body: string) =>

@@ -298,12 +298,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemView"];
             };
         };
-        /** @description The request line and headers exceed 16 KiB. Answered by the HTTP server itself, before the service sees the request: no body and no X-Request-Id. */
+        /** @description The request line and headers exceed 16 KiB. Answered as the request is parsed, before any route or rate limit: no RateLimit headers. */
         RequestHeaderFieldsTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
-            content?: never;
+            content: {
+                "application/problem+json": components["schemas"]["ProblemView"];
+            };
         };
         /** @description An unexpected error; the body reveals no internals. Quote the request id. */
         InternalServerError: {
