@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, configSchema, loadConfig } from './app-config';
@@ -108,6 +109,22 @@ describe('the documented configuration matches the schema', () => {
     expect(entries.map(([key]) => key).sort()).toEqual([...schemaKeys].sort());
     for (const [key, value] of entries)
       expect({ key, value }).toEqual({ key, value: defaults[key] ?? '' });
+  });
+
+  it('.env.example, loaded into a shell as the README says, is a valid configuration', () => {
+    const env = execFileSync('sh', ['-c', 'set -a; . ./.env.example; set +a; env -0'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH },
+    });
+    const loaded = Object.fromEntries(
+      env
+        .toString('utf8')
+        .split('\0')
+        .filter((entry) => entry.includes('='))
+        .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+    );
+    expect(loaded.PORT).toBe('3000');
+    expect(loadConfig(loaded)).toMatchObject({ port: 3000 });
   });
 
   it("README's configuration table lists every variable with its default", () => {
