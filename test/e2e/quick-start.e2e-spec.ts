@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runTs, startServerProcess, stopServerProcess } from '../kit/processes';
@@ -49,6 +49,30 @@ describe('quick start on the embedded default', () => {
     });
     expect(activities.status).toBe(200);
     expect(activities.headers.get('x-total-count')).toBe('5000');
+  });
+
+  it("answers the README's filter examples with rows of the demo data", async () => {
+    const created = await runTs(
+      'src/cli/token.cli.ts',
+      ['create', '--name', 'examples', '--scopes', 'users:read,login_activities:read'],
+      env,
+    );
+    const token = created.stdout.trim().split('\n').pop()!;
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const filters = readme.split(/^### Filters$/m)[1].split(/^### /m)[0];
+    const examples = [...filters.matchAll(/^GET (\/v1\/\S+)$/gm)].map((match) => match[1]);
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    for (const example of examples) {
+      const response = await fetch(`${server.baseUrl}${example}`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      const body = (await response.json()) as { data?: unknown[] };
+      expect({ example, status: response.status, rows: (body.data?.length ?? 0) > 0 }).toEqual({
+        example,
+        status: 200,
+        rows: true,
+      });
+    }
   });
 
   it('keeps the data on restart instead of seeding again', async () => {
