@@ -266,6 +266,16 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       expect(response.body.detail).toContain(parameter);
     });
 
+    it("says to send an offset's + as %2B when it arrived as a space", async () => {
+      const response = await get('created_from=2026-06-01T02:00:00+02:00').expect(400);
+      expect(response.body.errors).toEqual([
+        { parameter: 'created_from', message: expect.stringContaining('send the offset') },
+      ]);
+      expect(response.body.detail).toContain('%2B');
+      const encoded = await get('created_from=2026-06-01T02:00:00%2B02:00').expect(200);
+      expect(encoded.body.data).toBeDefined();
+    });
+
     it('names every bad filter at once', async () => {
       const response = await get('success=maybe&otp_required=2&authentication_method=x').expect(
         400,
