@@ -47,6 +47,8 @@ describe('conditional GET of list replies (ETag, If-None-Match, Cache-Control)',
       expect(response.headers['content-type']).toBeUndefined();
       expect(response.headers.etag).toBe(etag);
       expect(response.headers['cache-control']).toBe('private, no-cache');
+      // RFC 9110 15.4.5: a 304 carries the Vary its 200 would have.
+      expect(response.headers.vary).toBe(first.headers.vary);
     }
     const head = await kit
       .http()

@@ -50,7 +50,11 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         const body = JSON.stringify(toEnvelope(result));
         const tag = entityTag(body, result.total);
         response.setHeader('ETag', tag);
-        if (matches(request.headers['if-none-match'], tag)) throw new NotModified();
+        if (matches(request.headers['if-none-match'], tag)) {
+          // Its 200 varies with Accept-Encoding too (compression's), and a 304 carries that Vary.
+          response.vary('Accept-Encoding');
+          throw new NotModified();
+        }
         response.setHeader('Content-Type', 'application/json; charset=utf-8');
         return body;
       }),
