@@ -70,15 +70,37 @@ describe('loadConfig', () => {
       METRICS_TOKEN: 'hunter2',
     });
     expect(problems).toEqual([
-      'DATABASE_URL: must be a mysql:// URL',
-      'REDIS_URL: must be a redis:// URL',
+      'DATABASE_URL: must be a mysql:// URL with a host and a database, e.g. mysql://user:pass@db:3306/listing',
+      'REDIS_URL: must be a redis:// URL with a host, e.g. redis://cache:6379',
       'METRICS_TOKEN: must be at least 16 characters',
     ]);
     const replicas = problemsOf({
       DATABASE_URL: 'mysql://app@db/listing',
       DATABASE_REPLICA_URLS: 'mysql://app@r1/listing,pg://app:hunter2@r2/listing',
     });
-    expect(replicas).toEqual(['DATABASE_REPLICA_URLS: entry 2 must be a mysql:// URL']);
+    expect(replicas).toEqual([
+      'DATABASE_REPLICA_URLS: entry 2 must be a mysql:// URL with a host and a database',
+    ]);
+  });
+
+  it.each([
+    ['a port out of range', { DATABASE_URL: 'mysql://app:hunter2@db:99999/listing' }],
+    ['a port that is not a number', { DATABASE_URL: 'mysql://app:hunter2@db:abc/listing' }],
+    ['no database', { DATABASE_URL: 'mysql://app:hunter2@db:3306/' }],
+    ['no database nor path', { DATABASE_URL: 'mysql://hunter2' }],
+    ['a Redis port out of range', { REDIS_URL: 'redis://:hunter2@cache:99999' }],
+    [
+      'a replica port out of range',
+      {
+        DATABASE_URL: 'mysql://app@db/listing',
+        DATABASE_REPLICA_URLS: 'mysql://app:hunter2@r1:99999/listing',
+      },
+    ],
+  ])('refuses a URL the drivers could not open (%s), naming it only', (_label, env) => {
+    const problems = problemsOf(env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^(DATABASE_URL|REDIS_URL|DATABASE_REPLICA_URLS): .*must be a /);
+    expect(problems[0]).not.toContain('hunter2');
   });
 
   it('reports every bad variable at once, in a message that lists them', () => {

@@ -13,9 +13,27 @@ const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => {
     .pipe(z.number().int().min(min, { message }).max(max, { message }));
 };
 
-const databaseUrl = z
-  .string()
-  .regex(/^(mysql|mariadb):\/\/[^\s]+$/, { message: 'must be a mysql:// URL' });
+/**
+ * A URL the drivers can open: WHATWG's parser takes it (a port in range, a host), of one of
+ * `protocols`, and with `database` a path naming it; what they would throw on is refused here.
+ */
+const serverUrl = (protocols: string[], message: string, database = false) =>
+  z.string().refine((value) => {
+    const url = URL.parse(value);
+    return (
+      !!url &&
+      !/\s/.test(value) &&
+      protocols.includes(url.protocol) &&
+      url.hostname !== '' &&
+      (!database || url.pathname.length > 1)
+    );
+  }, message);
+
+const databaseUrl = serverUrl(
+  ['mysql:', 'mariadb:'],
+  'must be a mysql:// URL with a host and a database, e.g. mysql://user:pass@db:3306/listing',
+  true,
+);
 
 /**
  * Every environment variable the service reads. `.env.example` and the README's configuration
@@ -47,10 +65,10 @@ export const configSchema = z.object({
   EXPORT_ROWS_PER_REQUEST: integer(1, 1_000_000).default(1000),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(600),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: integer(1, 1_000_000).default(60),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\/[^\s]+$/, { message: 'must be a redis:// URL' })
-    .optional(),
+  REDIS_URL: serverUrl(
+    ['redis:', 'rediss:'],
+    'must be a redis:// URL with a host, e.g. redis://cache:6379',
+  ).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('listing:'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_PRETTY: booleanFromEnv.optional(),
@@ -182,7 +200,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const replicaUrls = splitList(raw.DATABASE_REPLICA_URLS);
   replicaUrls.forEach((url, index) => {
     if (!databaseUrl.safeParse(url).success) {
-      problems.push(`DATABASE_REPLICA_URLS: entry ${index + 1} must be a mysql:// URL`);
+      problems.push(
+        `DATABASE_REPLICA_URLS: entry ${index + 1} must be a mysql:// URL with a host and a database`,
+      );
     }
   });
   if (replicaUrls.length > 0 && !raw.DATABASE_URL) {
