@@ -38,7 +38,16 @@ async function bootstrap(): Promise<void> {
     { ...APP_OPTIONS, logger: bootLogger, abortOnError: false },
   );
   configureApp(app, config);
-  await app.listen(config.port, config.host);
+  try {
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    // A host that does not resolve or is not this machine's, a port taken or not allowed.
+    const { code, message } = error as NodeJS.ErrnoException;
+    const [variable, value] = /EADDRINUSE|EACCES/.test(code ?? '')
+      ? ['PORT', config.port]
+      : ['HOST', config.host];
+    return die(`${variable}=${JSON.stringify(value)}: cannot listen there (${message})`);
+  }
   handleShutdownSignals(app, config.shutdownTimeoutMs);
 
   const database =

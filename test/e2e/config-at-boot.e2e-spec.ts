@@ -19,4 +19,24 @@ describe('configuration at boot', () => {
     expect(result.stderr + result.stdout).not.toContain('short-secret');
     expect(result.stdout).not.toContain('listening');
   });
+
+  it.each([
+    [
+      'a host that does not resolve',
+      { HOST: 'no-such-host.invalid' },
+      'HOST="no-such-host.invalid"',
+    ],
+    ['a host that is not this machine', { HOST: '192.0.2.1' }, 'HOST="192.0.2.1"'],
+  ])('exits non-zero naming HOST for %s, without a stack', async (_label, env, named) => {
+    const result = await runTs('src/main.ts', [], { ...env, SQLITE_PATH: ':memory:', PORT: '0' });
+    expect(result.code).toBe(1);
+    const fatal = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: unknown })
+      .find((line) => line.level === 60);
+    expect(fatal?.msg).toContain(`${named}: cannot listen there`);
+    expect(fatal?.err).toBeUndefined();
+    expect(result.stdout).not.toContain('listening on port');
+  });
 });
