@@ -137,7 +137,9 @@ describe('docker/Dockerfile', () => {
   it('starts the app with the same node flags as `npm run start:prod` (and the bench)', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
       .scripts;
-    const argv = scripts['start:prod'].split(/\s+/);
+    // `exec`: the shell npm runs the script in becomes the app, which gets npm's signals.
+    const [exec, ...argv] = scripts['start:prod'].split(/\s+/);
+    expect(exec).toBe('exec');
     expect(argv).toEqual([
       'bin/start-prod',
       '--v8-pool-size=1',
@@ -163,5 +165,13 @@ describe('docker/Dockerfile', () => {
       }).stdout.trim();
     expect(flagsWith('100')).toBe('--max-old-space-size=100 -p process.execArgv.join(" ")');
     expect(flagsWith('lots')).toBe('-p process.execArgv.join(" ")');
+    // Out of the config's range (64-65536): V8 would die of it before the app could name it.
+    for (const value of ['32', '63', '65537', '99999999999999999999'])
+      expect({ value, flags: flagsWith(value) }).toEqual({
+        value,
+        flags: '-p process.execArgv.join(" ")',
+      });
+    expect(flagsWith('64')).toBe('--max-old-space-size=64 -p process.execArgv.join(" ")');
+    expect(flagsWith('65536')).toBe('--max-old-space-size=65536 -p process.execArgv.join(" ")');
   });
 });
