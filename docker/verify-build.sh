@@ -132,4 +132,13 @@ if [ "$code" -ne 0 ]; then
   exit 1
 fi
 say "SIGTERM: exit code 0"
+# pino-pretty is a devDependency: asked for pretty lines (LOG_PRETTY, NODE_ENV=development), the
+# production install still boots to its config check and writes JSON.
+set +e
+pretty="$(LOG_PRETTY=true NODE_ENV=development PORT=x node dist/main.js 2>&1)"
+set -e
+case "$pretty" in
+  *'PORT=\"x\": must be an integer'*) say "LOG_PRETTY without pino-pretty: JSON lines" ;;
+  *) fail "LOG_PRETTY without pino-pretty did not reach the config check: $pretty" ;;
+esac
 say "ok"

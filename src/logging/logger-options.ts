@@ -15,16 +15,26 @@ export function routeTemplate(request: IncomingMessage): string | undefined {
 }
 
 /**
+ * pino-pretty, where it is installed: a dev dependency, which a production install (`npm ci
+ * --omit=dev`, the image) lacks; there lines stay JSON rather than the boot failing.
+ */
+function prettyTransport(): LoggerOptions['transport'] {
+  try {
+    require.resolve('pino-pretty');
+  } catch {
+    return undefined;
+  }
+  return { target: 'pino-pretty', options: { singleLine: true } };
+}
+
+/**
  * The root logger's options. `withDestination`: pretty printing is a transport, which pino
  * cannot combine with a destination stream (the test kit's capture), so it is off then.
  */
 export function buildLoggerOptions(config: AppConfig, withDestination = false): LoggerOptions {
   return {
     level: config.log.level,
-    transport:
-      config.log.pretty && !withDestination
-        ? { target: 'pino-pretty', options: { singleLine: true } }
-        : undefined,
+    transport: config.log.pretty && !withDestination ? prettyTransport() : undefined,
   };
 }
 
@@ -42,6 +52,6 @@ export function buildBootLoggerOptions(env: NodeJS.ProcessEnv = process.env): Lo
   const level = env.LOG_LEVEL && LOG_LEVELS.has(env.LOG_LEVEL) ? env.LOG_LEVEL : 'info';
   return {
     level,
-    transport: pretty ? { target: 'pino-pretty', options: { singleLine: true } } : undefined,
+    transport: pretty ? prettyTransport() : undefined,
   };
 }
