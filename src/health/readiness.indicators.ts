@@ -32,6 +32,7 @@ function reason(error: unknown): string {
 @Injectable()
 export class ReadinessIndicators implements OnModuleDestroy {
   private readonly redis?: Redis;
+  private redisError = 'error';
 
   constructor(
     private readonly indicators: HealthIndicatorService,
@@ -50,7 +51,9 @@ export class ReadinessIndicators implements OnModuleDestroy {
         // No reconnect loop of its own: the next probe connects again.
         retryStrategy: () => null,
       });
-      this.redis.on('error', () => undefined); // reported through the probe, not as a crash
+      // Reported through the probe, not as a crash: its code says why a connect failed, which the
+      // rejected command itself ("Connection is closed.") does not.
+      this.redis.on('error', (error) => (this.redisError = reason(error)));
     }
   }
 
@@ -103,7 +106,8 @@ export class ReadinessIndicators implements OnModuleDestroy {
       await withTimeout(redis.ping(), PROBE_TIMEOUT_MS, 'Redis');
       return session.up();
     } catch (error) {
-      return session.down({ message: reason(error) });
+      const why = reason(error);
+      return session.down({ message: why === 'error' ? this.redisError : why });
     }
   }
 

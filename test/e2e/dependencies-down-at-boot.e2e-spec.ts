@@ -143,6 +143,10 @@ describe('dependencies down at boot', () => {
       await kit.http().get('/health/live').expect(200);
       const ready = await kit.http().get('/health/ready').expect(503);
       expect(ready.body.detail).toMatch(/^Not ready: redis is down \(/);
+      // Why, as for the database: the connection's own error code, not a bare "error".
+      expect(ready.body.detail).toContain('redis is down (ECONNREFUSED)');
+      const again = await kit.http().get('/health/ready').expect(503);
+      expect(again.body.detail).toContain('redis is down (ECONNREFUSED)');
       expect(ready.body.detail).not.toMatch(/database is down/);
       const token = await kit.token({ scopes: ['users:read'] });
       await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
