@@ -63,6 +63,12 @@ describe('loadConfig', () => {
     expect(problemsOf(env).join('\n')).toContain(message);
   });
 
+  it('names a value past the largest safe integer once, in its own words', () => {
+    expect(problemsOf({ COUNT_CACHE_TTL_MS: '99999999999999999' })).toEqual([
+      'COUNT_CACHE_TTL_MS="99999999999999999": must be an integer between 0 and 3600000',
+    ]);
+  });
+
   it('names a bad secret-bearing variable without echoing its value', () => {
     const problems = problemsOf({
       DATABASE_URL: 'postgres://app:hunter2@db/listing',

@@ -10,7 +10,8 @@ const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => {
     .string()
     .regex(/^\d+$/, { message })
     .transform(Number)
-    .pipe(z.number().int().min(min, { message }).max(max, { message }));
+    // Digits alone: an integer, so one message for any bad value (`.int()` added zod's own).
+    .pipe(z.number().min(min, { message }).max(max, { message }));
 };
 
 /**
