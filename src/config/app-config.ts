@@ -6,14 +6,12 @@ const booleanFromEnv = z
 
 const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => {
   const message = `must be an integer between ${min} and ${max}`;
-  return (
-    z
-      .string()
-      .regex(/^\d+$/, { message })
-      .transform(Number)
-      // Digits alone: an integer, so one message for any bad value (`.int()` added zod's own).
-      .pipe(z.number().min(min, { message }).max(max, { message }))
-  );
+  // Digits alone are an integer: no `.int()`, which added zod's own message to a bad value's.
+  return z
+    .string()
+    .regex(/^\d+$/, { message })
+    .transform(Number)
+    .pipe(z.number().min(min, { message }).max(max, { message }));
 };
 
 /**
