@@ -38,11 +38,14 @@ async function bootstrap(): Promise<void> {
     { ...APP_OPTIONS, logger: bootLogger, abortOnError: false },
   );
   configureApp(app, config);
+  // Initialised first (database, migrations, seed), so that only the listen itself is caught below.
+  await app.init();
   try {
     await app.listen(config.port, config.host);
   } catch (error) {
     // A host that does not resolve or is not this machine's, a port taken or not allowed.
-    const { code, message } = error as NodeJS.ErrnoException;
+    const { code, syscall, message } = error as NodeJS.ErrnoException;
+    if (syscall !== 'listen' && syscall !== 'getaddrinfo') throw error;
     const [variable, value] = /EADDRINUSE|EACCES/.test(code ?? '')
       ? ['PORT', config.port]
       : ['HOST', config.host];

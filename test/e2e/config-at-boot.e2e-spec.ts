@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { runTs } from '../kit/processes';
 
 /** The real entry point refuses a bad environment before it touches anything. */
@@ -38,5 +39,19 @@ describe('configuration at boot', () => {
     expect(fatal?.msg).toContain(`${named}: cannot listen there`);
     expect(fatal?.err).toBeUndefined();
     expect(result.stdout).not.toContain('listening on port');
+  });
+
+  it('blames no variable of listening for a failure before it (a database file it cannot open)', async () => {
+    const result = await runTs('src/main.ts', [], { SQLITE_PATH: tmpdir(), PORT: '0' });
+    expect(result.code).toBe(1);
+    const fatal = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } })
+      .find((line) => line.level === 60);
+    expect(fatal).toMatchObject({
+      msg: 'boot failed',
+      err: { message: 'unable to open database file' },
+    });
   });
 });
