@@ -110,17 +110,11 @@ describe('HTTP hardening', () => {
   });
 
   it.each([
-    [
-      'raw UTF-8 in the URL',
-      'GET /v1/users?q=\u0141u HTTP/1.1',
-      400,
-      /percent-encode/,
-      '/v1/users?q=%C5%81u',
-    ],
-    ['an invalid method', 'G(T /v1/users HTTP/1.1', 400, /not valid HTTP/, '/v1/users'],
+    ['raw UTF-8 in the URL', 'GET /v1/users?q=\u0141u HTTP/1.1', 400, /percent-encode/],
+    ['an invalid method', 'G(T /v1/users HTTP/1.1', 400, /not valid HTTP/],
   ])(
     'answers a request the HTTP parser refuses (%s) with problem+json and a request id',
-    async (_label, requestLine, status, detail, instance) => {
+    async (_label, requestLine, status, detail) => {
       const server = kit.app.getHttpServer() as Server;
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       try {
@@ -140,7 +134,12 @@ describe('HTTP hardening', () => {
         expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
         expect(head).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/i);
         const problem = JSON.parse(body) as { status: number; detail: string; request_id: string };
-        expect(problem).toMatchObject({ type: 'about:blank', status, instance });
+        expect(problem).toMatchObject({
+          type: 'about:blank',
+          status,
+          instance: `urn:uuid:${problem.request_id}`,
+        });
+        expect(head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/);
         expect(problem.detail).toMatch(detail);
         expect(head).toContain(`X-Request-Id: ${problem.request_id}`);
       } finally {

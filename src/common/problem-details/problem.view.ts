@@ -28,7 +28,8 @@ export class ProblemView {
 
   @ApiProperty({
     example: '/v1/users?limit=500',
-    description: 'The path and query of the request, as it was received.',
+    description:
+      'The path and query of the request, as it was received; for a request the HTTP parser refused (400, 408, 413, 431 before any route), `urn:uuid:<request_id>`.',
   })
   instance: string;
 

@@ -184,7 +184,7 @@ export interface components {
             /** @example limit must be an integer between 1 and 100 */
             detail: string;
             /**
-             * @description The path and query of the request, as it was received.
+             * @description The path and query of the request, as it was received; for a request the HTTP parser refused (400, 408, 413, 431 before any route), `urn:uuid:<request_id>`.
              * @example /v1/users?limit=500
              */
             instance: string;

@@ -1,0 +1,66 @@
+import { Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/** What Node's HTTP parser refuses, by error code; anything else it refuses answers 400. */
+const parserErrors = (
+  maxHeaderBytes: number,
+): Record<string, [status: number, detail: string]> => ({
+  HPE_HEADER_OVERFLOW: [431, `The request line and headers exceed ${maxHeaderBytes} bytes.`],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'The request body is larger than this service takes.'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request was not received in time.'],
+  HPE_INVALID_URL: [
+    400,
+    'The URL has a character HTTP does not allow there: percent-encode it (Ł as %C5%81, a space as %20).',
+  ],
+});
+const MALFORMED: [number, string] = [400, 'The request is not valid HTTP/1.1.'];
+
+/**
+ * Answers what Node's HTTP parser refuses (the request never reaches the app) with problem+json
+ * and a request id, where Node writes a bare status line; on a socket whose earlier response is
+ * still being sent, nothing can be answered: it is closed, as Node does.
+ */
+export function answerParserErrors(server: Server, maxHeaderBytes: number): void {
+  const logger = new Logger('HTTP');
+  const answers = parserErrors(maxHeaderBytes);
+  const responding = new WeakMap<Duplex, number>();
+  server.on('request', ({ socket }: IncomingMessage, response: ServerResponse) => {
+    responding.set(socket, (responding.get(socket) ?? 0) + 1);
+    response.once('close', () => responding.set(socket, (responding.get(socket) ?? 1) - 1));
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    try {
+      if (error.code === 'ECONNRESET' || !socket.writable || (responding.get(socket) ?? 0) > 0) {
+        socket.destroy();
+        return;
+      }
+      const [status, detail] = answers[error.code ?? ''] ?? MALFORMED;
+      const requestId = randomUUID();
+      const title = STATUS_CODES[status] ?? 'Error';
+      // The request's target is not echoed: the parser's chunk may hold other bytes than its line.
+      const instance = `urn:uuid:${requestId}`;
+      const body = JSON.stringify({
+        type: 'about:blank',
+        title,
+        status,
+        detail,
+        instance,
+        request_id: requestId,
+      });
+      logger.warn(
+        `${status} from the HTTP parser (${error.code ?? 'unknown'}), request id ${requestId}`,
+      );
+      socket.end(
+        `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
+          'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n' +
+          body,
+        () => socket.destroy(),
+      );
+    } catch {
+      socket.destroy();
+    }
+  });
+}
