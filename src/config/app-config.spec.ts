@@ -95,6 +95,8 @@ describe('loadConfig', () => {
     ['no database', { DATABASE_URL: 'mysql://app:hunter2@db:3306/' }],
     ['no database nor path', { DATABASE_URL: 'mysql://hunter2' }],
     ['a Redis port out of range', { REDIS_URL: 'redis://:hunter2@cache:99999' }],
+    ['a stray % in the password', { DATABASE_URL: 'mysql://app:hunter2%zz@db/listing' }],
+    ['an IPv6 literal host', { DATABASE_URL: 'mysql://app:hunter2@[::1]:3306/listing' }],
     [
       'a replica port out of range',
       {

@@ -14,9 +14,20 @@ const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => {
     .pipe(z.number().min(min, { message }).max(max, { message }));
 };
 
+/** Whether each part decodes: the drivers' decodeURIComponent throws on a stray `%`. */
+const decodes = (...parts: string[]) => {
+  try {
+    parts.forEach((part) => decodeURIComponent(part));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
  * A URL the drivers can open: WHATWG's parser takes it (a port in range, a host), of one of
- * `protocols`, and with `database` a path naming it; what they would throw on is refused here.
+ * `protocols`, its parts decode, and with `database` a path naming it and a host that is not an
+ * IPv6 literal (TypeORM splits `[::1]:3306` at its first colon).
  */
 const serverUrl = (protocols: string[], message: string, database = false) =>
   z.string().refine((value) => {
@@ -26,7 +37,8 @@ const serverUrl = (protocols: string[], message: string, database = false) =>
       !/\s/.test(value) &&
       protocols.includes(url.protocol) &&
       url.hostname !== '' &&
-      (!database || url.pathname.length > 1)
+      decodes(url.username, url.password, url.pathname) &&
+      (!database || (url.pathname.length > 1 && !url.hostname.startsWith('[')))
     );
   }, message);
 
