@@ -32,7 +32,7 @@ function reason(error: unknown): string {
 @Injectable()
 export class ReadinessIndicators implements OnModuleDestroy {
   private readonly redis?: Redis;
-  private redisError = 'error';
+  private lastRedisErrorReason = 'error';
 
   constructor(
     private readonly indicators: HealthIndicatorService,
@@ -53,7 +53,8 @@ export class ReadinessIndicators implements OnModuleDestroy {
       });
       // Reported through the probe, not as a crash: its code says why a connect failed, which the
       // rejected command itself ("Connection is closed.") does not.
-      this.redis.on('error', (error) => (this.redisError = reason(error)));
+      this.redis.on('error', (error) => (this.lastRedisErrorReason = reason(error)));
+      this.redis.on('ready', () => (this.lastRedisErrorReason = 'error'));
     }
   }
 
@@ -107,7 +108,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
       return session.up();
     } catch (error) {
       const why = reason(error);
-      return session.down({ message: why === 'error' ? this.redisError : why });
+      return session.down({ message: why === 'error' ? this.lastRedisErrorReason : why });
     }
   }
 

@@ -272,6 +272,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
         { parameter: 'created_from', message: expect.stringContaining('send the offset') },
       ]);
       expect(response.body.detail).toContain('%2B');
+      const spaced = await get('created_from=2026-06-01 02:00').expect(400);
+      expect(spaced.body.detail).not.toContain('%2B');
       const encoded = await get('created_from=2026-06-01T02:00:00%2B02:00').expect(200);
       expect(encoded.body.data).toBeDefined();
     });

@@ -47,9 +47,11 @@ describe('npm run start:prod', () => {
       }
       expect(output).toContain('app ready');
       npm.kill('SIGTERM');
-      await new Promise((resolve) => npm.once('exit', resolve));
-      // The app's own stdout is npm's: its line arrives before npm's pipes close.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // 'close': every holder of npm's pipes, the app too, has ended (an orphan would hold them).
+      let timer: NodeJS.Timeout | undefined;
+      const closed = new Promise((resolve) => npm.once('close', () => resolve('closed')));
+      const late = new Promise((resolve) => (timer = setTimeout(resolve, 10_000, 'still open')));
+      expect(await Promise.race([closed, late]).finally(() => clearTimeout(timer))).toBe('closed');
       expect(output).toContain('app got SIGTERM');
     } finally {
       try {
