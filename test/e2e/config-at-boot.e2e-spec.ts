@@ -29,7 +29,12 @@ describe('configuration at boot', () => {
     ],
     ['a host that is not this machine', { HOST: '192.0.2.1' }, 'HOST="192.0.2.1"'],
   ])('exits non-zero naming HOST for %s, without a stack', async (_label, env, named) => {
-    const result = await runTs('src/main.ts', [], { ...env, SQLITE_PATH: ':memory:', PORT: '0' });
+    const result = await runTs('src/main.ts', [], {
+      ...env,
+      DATABASE_URL: '',
+      SQLITE_PATH: ':memory:',
+      PORT: '0',
+    });
     expect(result.code).toBe(1);
     const fatal = result.stdout
       .trim()
@@ -42,7 +47,11 @@ describe('configuration at boot', () => {
   });
 
   it('blames no variable of listening for a failure before it (a database file it cannot open)', async () => {
-    const result = await runTs('src/main.ts', [], { SQLITE_PATH: tmpdir(), PORT: '0' });
+    const result = await runTs('src/main.ts', [], {
+      DATABASE_URL: '',
+      SQLITE_PATH: tmpdir(),
+      PORT: '0',
+    });
     expect(result.code).toBe(1);
     const fatal = result.stdout
       .trim()
