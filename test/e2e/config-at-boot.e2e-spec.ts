@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { runTs } from '../kit/processes';
+import { jsonLines, runTs } from '../kit/processes';
 
 /** The real entry point refuses a bad environment before it touches anything. */
 describe('configuration at boot', () => {
@@ -36,11 +36,7 @@ describe('configuration at boot', () => {
       PORT: '0',
     });
     expect(result.code).toBe(1);
-    const fatal = result.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: unknown })
-      .find((line) => line.level === 60);
+    const fatal = jsonLines(result.stdout).find((line) => line.level === 60);
     expect(fatal?.msg).toContain(`${named}: cannot listen there`);
     expect(fatal?.err).toBeUndefined();
     expect(result.stdout).not.toContain('listening on port');
@@ -53,11 +49,7 @@ describe('configuration at boot', () => {
       PORT: '0',
     });
     expect(result.code).toBe(1);
-    const fatal = result.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } })
-      .find((line) => line.level === 60);
+    const fatal = jsonLines(result.stdout).find((line) => line.level === 60);
     expect(fatal).toMatchObject({
       msg: 'boot failed',
       err: { message: 'unable to open database file' },

@@ -1,20 +1,12 @@
 import { createServer, Server } from 'node:net';
 import { eventually } from '../kit';
-import { freePort, runTs, startServerProcess, stopServerProcess } from '../kit/processes';
-
-/** Every line of output, parsed: a line that is not JSON fails the test, naming it. */
-function jsonLines(output: string): Record<string, unknown>[] {
-  return output
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        throw new Error(`not a JSON log line: ${line}`);
-      }
-    });
-}
+import {
+  freePort,
+  jsonLines,
+  runTs,
+  startServerProcess,
+  stopServerProcess,
+} from '../kit/processes';
 
 /** In production every line the process writes is JSON, from the first one, failures included. */
 describe('JSON logs from the first line (NODE_ENV=production)', () => {

@@ -75,3 +75,17 @@ export function stopServerProcess(child: ChildProcess, signal: NodeJS.Signals = 
     child.kill(signal);
   });
 }
+
+/** Every line of output, parsed: a line that is not JSON fails the test, naming it. */
+export function jsonLines(output: string): Record<string, unknown>[] {
+  return output
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`not a JSON log line: ${line}`);
+      }
+    });
+}
