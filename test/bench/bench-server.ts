@@ -76,10 +76,14 @@ export function productionNodeFlags(heapMaxMb: number): string[] {
       scripts: Record<string, string>;
     }
   ).scripts;
-  const argv = scripts['start:prod'].trim().split(/\s+/);
+  // `exec` makes npm's child the app itself (see test/unit/start-prod.spec.ts).
+  const argv = scripts['start:prod']
+    .trim()
+    .replace(/^exec\s+/, '')
+    .split(/\s+/);
   if (argv[0] !== 'bin/start-prod' || argv.at(-1) !== 'dist/main.js') {
     throw new Error(
-      `start:prod is not "bin/start-prod [flags] dist/main.js": ${scripts['start:prod']}`,
+      `start:prod is not "[exec] bin/start-prod [flags] dist/main.js": ${scripts['start:prod']}`,
     );
   }
   return [`--max-old-space-size=${heapMaxMb}`, ...argv.slice(1, -1)];

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { configSchema } from '../../src/config/app-config';
+import { productionNodeFlags } from '../bench/bench-server';
 
 /**
  * No Docker engine runs in CI, so the docker/ folder is checked statically here: the compose
@@ -148,6 +149,8 @@ describe('docker/Dockerfile', () => {
       'dist/main.js',
     ]);
     expect(runtime.at(-1)).toBe(`CMD [${argv.map((arg) => `"${arg}"`).join(', ')}]`);
+    // The bench and the drill read their servers' flags from the same line.
+    expect(productionNodeFlags(256)).toEqual(['--max-old-space-size=256', ...argv.slice(1, -1)]);
   });
 
   it("bounds the heap by NODE_HEAP_MAX_MB, with the config's default", () => {
