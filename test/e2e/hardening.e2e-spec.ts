@@ -109,44 +109,57 @@ describe('HTTP hardening', () => {
     expect(response.headers['x-request-id']).toBe(response.body.request_id);
   });
 
+  /** What the server sends back on one connection for `bytes`, until it closes it. */
+  async function rawExchange(bytes: string): Promise<string> {
+    const server = kit.app.getHttpServer() as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      return await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(Buffer.from(bytes)));
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
   it.each([
     ['raw UTF-8 in the URL', 'GET /v1/users?q=\u0141u HTTP/1.1', 400, /percent-encode/],
     ['an invalid method', 'G(T /v1/users HTTP/1.1', 400, /not valid HTTP/],
   ])(
     'answers a request the HTTP parser refuses (%s) with problem+json and a request id',
     async (_label, requestLine, status, detail) => {
-      const server = kit.app.getHttpServer() as Server;
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      try {
-        const { port } = server.address() as AddressInfo;
-        const reply = await new Promise<string>((resolve, reject) => {
-          const socket = connect(port, '127.0.0.1', () =>
-            socket.end(
-              Buffer.from(`${requestLine}\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`),
-            ),
-          );
-          const chunks: Buffer[] = [];
-          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-          socket.on('error', reject);
-          socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-        });
-        const [head, body] = reply.split('\r\n\r\n');
-        expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
-        expect(head).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/i);
-        const problem = JSON.parse(body) as { status: number; detail: string; request_id: string };
-        expect(problem).toMatchObject({
-          type: 'about:blank',
-          status,
-          instance: `urn:uuid:${problem.request_id}`,
-        });
-        expect(head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/);
-        expect(problem.detail).toMatch(detail);
-        expect(head).toContain(`X-Request-Id: ${problem.request_id}`);
-      } finally {
-        await new Promise((resolve) => server.close(resolve));
-      }
+      const reply = await rawExchange(
+        `${requestLine}\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      );
+      const [head, body] = reply.split('\r\n\r\n');
+      expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(head).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/i);
+      const problem = JSON.parse(body) as { status: number; detail: string; request_id: string };
+      expect(problem).toMatchObject({
+        type: 'about:blank',
+        status,
+        instance: `urn:uuid:${problem.request_id}`,
+      });
+      expect(head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/);
+      expect(problem.detail).toMatch(detail);
+      expect(head).toContain(`X-Request-Id: ${problem.request_id}`);
     },
   );
+
+  it('closes, never writes into, a connection whose earlier response is still being sent', async () => {
+    // Pipelined: the parser refuses the second request while the first is being answered.
+    const reply = await rawExchange(
+      `GET /v1/users?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n` +
+        'G(T /v1/users HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(reply).not.toMatch(/^HTTP\/1\.1 400 /);
+    expect(reply).not.toContain('problem+json');
+  });
 
   /** A listing request that carries a body, which no route reads. */
   const getUsersWithBody = (contentType: string, body: string) =>

@@ -25,14 +25,15 @@ const MALFORMED: [number, string] = [400, 'The request is not valid HTTP/1.1.'];
 export function answerParserErrors(server: Server, maxHeaderBytes: number): void {
   const logger = new Logger('HTTP');
   const answers = parserErrors(maxHeaderBytes);
-  const responding = new WeakMap<Duplex, number>();
+  // A socket's responses finish in order: while its latest is unfinished, one is being sent.
+  const latestResponse = new WeakMap<Duplex, ServerResponse>();
   server.on('request', ({ socket }: IncomingMessage, response: ServerResponse) => {
-    responding.set(socket, (responding.get(socket) ?? 0) + 1);
-    response.once('close', () => responding.set(socket, (responding.get(socket) ?? 1) - 1));
+    latestResponse.set(socket, response);
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     try {
-      if (error.code === 'ECONNRESET' || !socket.writable || (responding.get(socket) ?? 0) > 0) {
+      const sending = latestResponse.get(socket)?.writableFinished === false;
+      if (error.code === 'ECONNRESET' || !socket.writable || sending) {
         socket.destroy();
         return;
       }
