@@ -1,4 +1,4 @@
-import { parseLinks, startTestApp, TestApp, UserRow } from '../kit';
+import { parseLinks, startTestApp, TestApp, textParser, UserRow } from '../kit';
 
 type Item = { id: number } & Record<string, unknown>;
 type PageBody = { data: Item[]; pagination: { current_page: number; page_count: number } };
@@ -245,5 +245,24 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
     expect(newestFirst.body.data).toHaveLength(3);
+  });
+
+  it('holds back no row dated past the holdback ahead (a future date), in pages and exports', async () => {
+    const { id: organization_id } = await kit.data.organization();
+    const future = await kit.data.user({ organization_id, created_at: new Date('2099-01-01') });
+    const after = await kit.data.user({ organization_id });
+    const path = `/v1/users?organization_id=${organization_id}`;
+    const page = await kit.http().get(path).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(page.body.data.map((item: Item) => item.id)).toEqual([future.id, after.id]);
+    const exported = await kit
+      .http()
+      .get(path)
+      .set('Authorization', `Bearer ${token}`)
+      .set('Accept', 'application/x-ndjson')
+      .buffer(true)
+      .parse(textParser as never)
+      .expect(200);
+    const lines = (exported.body as string).trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as Item).id)).toEqual([future.id, after.id]);
   });
 });

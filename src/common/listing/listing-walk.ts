@@ -194,15 +194,18 @@ export class ListingWalks {
   }
 
   /**
-   * `items` up to the first created less than TAIL_HOLDBACK_MS before `completeAsOf`: a row with a
-   * lower id still being committed could overtake the newest rows of an ascending id walk.
+   * `items` up to the first created within TAIL_HOLDBACK_MS of `completeAsOf`: a row with a lower
+   * id still being committed could overtake the newest rows of an ascending id walk. A time further
+   * ahead is no insert time (a future date, or a writer's clock far off): it would hold the walk for
+   * ever.
    */
   heldBack<TItem>(items: TItem[], completeAsOf: number): TItem[] {
     if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
+    const ahead = new Date(completeAsOf + this.tailHoldbackMs).toISOString();
     const first = items.findIndex((item) => {
       const created = (item as Record<string, unknown>).created_at;
-      return typeof created === 'string' && created >= cutoff;
+      return typeof created === 'string' && created >= cutoff && created <= ahead;
     });
     return first < 0 ? items : items.slice(0, first);
   }
