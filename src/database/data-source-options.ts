@@ -45,8 +45,10 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
       },
     };
   }
-  const path = resolve(database.sqlitePath);
-  mkdirSync(dirname(path), { recursive: true });
+  // SQLite's own name for a database in memory, not a file's (one per process, seeded at boot).
+  const inMemory = database.sqlitePath === ':memory:';
+  const path = inMemory ? database.sqlitePath : resolve(database.sqlitePath);
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   return {
     type: 'better-sqlite3',
     database: path,

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { jsonLines, runTs } from '../kit/processes';
+import { join } from 'node:path';
+import { jsonLines, PROJECT_ROOT, runTs } from '../kit/processes';
 
 /** The real entry point refuses a bad environment before it touches anything. */
 describe('configuration at boot', () => {
@@ -40,6 +42,8 @@ describe('configuration at boot', () => {
     expect(fatal?.msg).toContain(`${named}: cannot listen there`);
     expect(fatal?.err).toBeUndefined();
     expect(result.stdout).not.toContain('listening on port');
+    // `:memory:` is SQLite's database in memory, not a file of that name in the working directory.
+    expect(existsSync(join(PROJECT_ROOT, ':memory:'))).toBe(false);
   });
 
   it('blames no variable of listening for a failure before it (a database file it cannot open)', async () => {
