@@ -1,5 +1,9 @@
-import { AuditEventsModule, createAuditEventsTable } from '../extension/audit-events';
-import { describeListingContract, TestApp } from '../kit';
+import {
+  AuditEventsModule,
+  auditEventsListing,
+  createAuditEventsTable,
+} from '../extension/audit-events';
+import { describeListingContract, listingSchemaProblems, startTestApp, TestApp } from '../kit';
 
 /**
  * The shared listing contract (test/kit/listing-contract.ts), run against every listing: the two
@@ -56,4 +60,25 @@ describeListingContract({
   prepare: (kit) => createAuditEventsTable(kit.dataSource),
   seed: (kit, count, organizationId) => kit.data.many(count, () => auditEvent(kit, organizationId)),
   seedWithoutOrganization: (kit, count) => kit.data.many(count, () => auditEvent(kit, null)),
+});
+
+describe('the listing contract finds a schema that does not serve a definition', () => {
+  let kit: TestApp;
+  beforeAll(async () => {
+    kit = await startTestApp({ imports: [AuditEventsModule] });
+    await createAuditEventsTable(kit.dataSource);
+  });
+  afterAll(() => kit?.close());
+
+  it('names a sort column that may be NULL and an index the table lacks', async () => {
+    const definition = {
+      ...auditEventsListing,
+      sortableColumns: ['created_at', 'actor_id'],
+      indexes: [...auditEventsListing.indexes, { index: 'ix_missing', equals: [], sort: 'id' }],
+    };
+    expect(await listingSchemaProblems(kit, definition)).toEqual([
+      'audit_events.actor_id: sortable, but may be NULL',
+      'audit_events: the definition names index ix_missing, which the table lacks',
+    ]);
+  });
 });

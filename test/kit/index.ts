@@ -10,3 +10,4 @@ export * from './listing-contract';
 export * from './statements';
 export * from './private-mariadb';
 export * from './reference-rows';
+export * from './listing-schema';

@@ -1,5 +1,6 @@
 import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { parseLinks } from './links';
+import { listingSchemaProblems, servedListings } from './listing-schema';
 import { ApiClient, startTestApp, TestApp, TestAppOptions } from './test-app';
 
 /** What the shared suite needs to know about one listing. */
@@ -127,6 +128,13 @@ export function describeListingContract(listing: ListingContract): void {
       }
       return seen;
     };
+
+    it('has a schema that serves its definition: sort columns NOT NULL, its indexes there', async () => {
+      const resource = listing.path.split('/').at(-1);
+      const definition = servedListings(kit).find((d) => d.resource === resource);
+      if (!definition) throw new Error(`no listing repository has the resource ${resource}`);
+      expect(await listingSchemaProblems(kit, definition)).toEqual([]);
+    });
 
     it('answers the envelope, exactly data and pagination, page 1 of 20 rows by id by default', async () => {
       const response = await list(api, '');

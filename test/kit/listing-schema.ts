@@ -1,0 +1,64 @@
+import { DiscoveryService } from '@nestjs/core';
+import type { ListingDefinition } from '../../src/common/listing/listing-definition';
+import { ListingRepository } from '../../src/common/listing/listing.repository';
+import type { TestApp } from './test-app';
+import { testTarget } from './test-database';
+
+/** The definitions of the listings the app serves, found as Nest finds its providers. */
+export function servedListings(kit: TestApp): ListingDefinition[] {
+  return kit.app
+    .get(DiscoveryService)
+    .getProviders()
+    .map((wrapper) => wrapper.instance as unknown)
+    .filter((instance) => instance instanceof ListingRepository)
+    .map((repository) => (repository as ListingRepository<{ id: number }>).definition);
+}
+
+/**
+ * What the database's schema lacks for `definition`: a sort column that may be NULL (a keyset
+ * step compares with it, and a NULL matches no comparison: the walk would skip those rows), or an
+ * index the definition names that the table does not have.
+ */
+export async function listingSchemaProblems(
+  kit: TestApp,
+  definition: ListingDefinition,
+): Promise<string[]> {
+  const { table } = definition;
+  const mysql = testTarget === 'mysql';
+  const columns: { name: string; nullable: boolean }[] = mysql
+    ? (
+        (await kit.dataSource.query(
+          `SELECT COLUMN_NAME AS name, IS_NULLABLE AS nullable FROM information_schema.COLUMNS
+           WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`,
+          [table],
+        )) as { name: string; nullable: string }[]
+      ).map((c) => ({ name: c.name, nullable: c.nullable === 'YES' }))
+    : (
+        (await kit.dataSource.query(`PRAGMA table_info(\`${table}\`)`)) as {
+          name: string;
+          notnull: number;
+          pk: number;
+        }[]
+      ).map((c) => ({ name: c.name, nullable: c.notnull === 0 && c.pk === 0 }));
+  const indexes = new Set(
+    (
+      (await kit.dataSource.query(
+        mysql ? `SHOW INDEX FROM \`${table}\`` : `PRAGMA index_list(\`${table}\`)`,
+      )) as { Key_name?: string; name?: string }[]
+    ).map((row) => String(row.Key_name ?? row.name)),
+  );
+  const problems: string[] = [];
+  if (columns.length === 0) return [`${table}: no such table`];
+  for (const column of new Set(['id', ...definition.sortableColumns])) {
+    const found = columns.find((c) => c.name === column);
+    if (!found) problems.push(`${table}.${column}: sortable, but no such column`);
+    else if (found.nullable) problems.push(`${table}.${column}: sortable, but may be NULL`);
+  }
+  const named = definition.indexes.flatMap(({ index }) => index?.split(',') ?? []);
+  for (const index of new Set(named)) {
+    if (index !== 'PRIMARY' && !indexes.has(index)) {
+      problems.push(`${table}: the definition names index ${index}, which the table lacks`);
+    }
+  }
+  return problems;
+}
