@@ -29,6 +29,10 @@ export function toIsoTimestamp(value: unknown): string {
   return new Date(String(value)).toISOString();
 }
 
+/** A nullable timestamp column: null stays null, anything else as `toIsoTimestamp`. */
+export const toNullableIsoTimestamp = (value: unknown): string | null =>
+  value === null || value === undefined ? null : toIsoTimestamp(value);
+
 export const toInteger = (value: unknown): number => Number(value);
 
 export const toNullableInteger = (value: unknown): number | null =>

@@ -1,11 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ApiTimestampProperty } from '../../openapi/api-properties';
+import { ApiOpenEnumProperty, ApiTimestampProperty } from '../../openapi/api-properties';
 import { AUTHENTICATION_METHODS, FAILURE_REASONS, OAUTH_PROVIDERS } from '../login-activity.values';
-
-const passThrough =
-  'Known values are listed; any other value stored upstream is passed through unchanged, so handle unknown values.';
-/** Marks an enum whose list is not closed: replies may carry other strings (see passThrough). */
-const openEnum = { 'x-open-enum': true } as const;
 
 export class LoginActivityView {
   @ApiProperty({ type: 'integer', format: 'int64', example: 1001 })
@@ -17,20 +12,13 @@ export class LoginActivityView {
   })
   user_email: string;
 
-  @ApiProperty({
-    enum: AUTHENTICATION_METHODS,
-    description: passThrough,
-    example: 'password',
-    ...openEnum,
-  })
+  @ApiOpenEnumProperty(AUTHENTICATION_METHODS, { example: 'password' })
   authentication_method: string;
 
-  @ApiProperty({
-    enum: OAUTH_PROVIDERS,
-    ...openEnum,
-    nullable: true,
-    description: `Set only when authentication_method is oauth. ${passThrough}`,
+  @ApiOpenEnumProperty(OAUTH_PROVIDERS, {
+    description: 'Set only when authentication_method is oauth.',
     example: null,
+    nullable: true,
   })
   oauth_provider: string | null;
 
@@ -43,12 +31,10 @@ export class LoginActivityView {
   @ApiProperty()
   success: boolean;
 
-  @ApiProperty({
-    enum: FAILURE_REASONS,
-    ...openEnum,
-    nullable: true,
-    description: `null when success is true. ${passThrough}`,
+  @ApiOpenEnumProperty(FAILURE_REASONS, {
+    description: 'null when success is true.',
     example: null,
+    nullable: true,
   })
   failure_reason: string | null;
 
