@@ -79,11 +79,11 @@ describe('openapi.json describes what CONTRACT.md promises', () => {
     operation: (item as Record<string, Record<string, unknown>>).get,
   }));
 
-  it('lists both listings, each needing a bearer token with its scope', () => {
-    expect(operations.map(({ path }) => path).sort()).toEqual([
-      '/v1/login_activities',
-      '/v1/users',
-    ]);
+  it('lists the listings, each needing a bearer token with its scope', () => {
+    // A module added to AppModule adds its own (openapi.json is held to the app above).
+    expect(operations.map(({ path }) => path)).toEqual(
+      expect.arrayContaining(['/v1/login_activities', '/v1/users']),
+    );
     for (const { path, operation } of operations) {
       expect(operation.security).toEqual([{ bearer: [] }]);
       expect(operation['x-required-scopes']).toEqual([`${path.slice(4)}:read`]);
@@ -121,13 +121,17 @@ describe('openapi.json describes what CONTRACT.md promises', () => {
   });
 
   it('names an envelope schema per resource, with every item field required and typed', () => {
-    for (const [envelope, item] of [
-      ['UserPage', 'UserView'],
-      ['LoginActivityPage', 'LoginActivityView'],
-    ]) {
-      expect(document.components.schemas[envelope].properties.data.items).toEqual({
-        $ref: `#/components/schemas/${item}`,
-      });
+    const nameOf = (schema: { $ref: string }) => schema.$ref.split('/').pop()!;
+    const pages = operations.map(({ operation }) => {
+      const { content } = (operation.responses as Record<string, Record<string, unknown>>)['200'];
+      const { schema } = (content as Record<string, { schema: { $ref: string } }>)[
+        'application/json'
+      ];
+      return nameOf(schema);
+    });
+    expect(pages).toEqual(expect.arrayContaining(['UserPage', 'LoginActivityPage']));
+    for (const envelope of pages) {
+      const item = nameOf(document.components.schemas[envelope].properties.data.items);
       const schema = document.components.schemas[item];
       expect([...schema.required].sort()).toEqual(Object.keys(schema.properties).sort());
       for (const property of Object.values(schema.properties) as Record<string, unknown>[]) {

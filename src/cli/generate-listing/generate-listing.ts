@@ -135,7 +135,7 @@ export async function generateListing(options: GenerateOptions): Promise<Generat
     `Register the module in src/app.module.ts: \`${moduleImport}\` and \`${names.Plural}Module\` in the imports of AppModule.forRoot.`,
     `Optionally add ${names.Singular} to \`entities\` in src/database/data-source-options.ts (TypeORM metadata only).`,
     `Run its test: npx jest test/e2e/${names.kebab}.e2e-spec.ts (and with DB_TEST_TARGET=mysql DATABASE_URL=...).`,
-    'Then npm run build && npm run openapi && npm run client:generate, and commit the regenerated files.',
+    'Then npm run openapi && npm run client:generate, and commit the regenerated files.',
   ];
   return {
     names,
