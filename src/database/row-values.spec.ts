@@ -1,4 +1,4 @@
-import { toIsoTimestamp } from './row-values';
+import { toIsoTimestamp, toNullableIsoTimestamp } from './row-values';
 
 describe('toIsoTimestamp', () => {
   it('rewrites a DATETIME(3) read as text into the ISO form a Date would give', () => {
@@ -15,5 +15,14 @@ describe('toIsoTimestamp', () => {
     ['2026-11-21T09:30:00.123Z', '2026-11-21T09:30:00.123Z'],
   ])('still reads %p (other precisions, Date values, ISO text)', (value, expected) => {
     expect(toIsoTimestamp(value)).toBe(expected);
+  });
+});
+
+describe('toNullableIsoTimestamp', () => {
+  it('keeps a NULL column null (toIsoTimestamp would throw on it) and reads a value as toIsoTimestamp', () => {
+    expect(() => toIsoTimestamp(null)).toThrow(RangeError);
+    expect(toNullableIsoTimestamp(null)).toBeNull();
+    expect(toNullableIsoTimestamp(undefined)).toBeNull();
+    expect(toNullableIsoTimestamp('2026-08-25 00:06:08.450')).toBe('2026-08-25T00:06:08.450Z');
   });
 });
