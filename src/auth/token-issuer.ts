@@ -43,7 +43,8 @@ export class TokenIssuer {
       tokenPrefix: displayPrefix(token),
       scopes: [...new Set(options.scopes)],
       organizationId: options.organizationId ?? null,
-      expiresAt: options.expiresInMs ? new Date(Date.now() + options.expiresInMs) : null,
+      // 0 (or less) has expired at once; only null or undefined never expires.
+      expiresAt: options.expiresInMs == null ? null : new Date(Date.now() + options.expiresInMs),
     });
     return { id: record.id, token, record };
   }

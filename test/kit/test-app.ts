@@ -72,6 +72,11 @@ export interface TestApp {
   /** Issues a real token (every registered scope unless told otherwise) and returns its value. */
   token: (options?: TokenOptions) => Promise<string>;
   tokenWithId: (options?: TokenOptions) => Promise<{ id: number; token: string }>;
+  /**
+   * Revokes a token by id, as `npm run token -- revoke` does; the app refuses it once its cached
+   * look-up expires (TOKEN_CACHE_TTL_MS, 0 in the env for at once).
+   */
+  revoke: (tokenId: number) => Promise<void>;
   /** A client that sends `token` on every request: `kit.as(token).get(path)`. */
   as: (token: string) => ApiClient;
   /**
@@ -176,6 +181,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     contract,
     token: async (tokenOptions) => (await tokenWithId(tokenOptions)).token,
     tokenWithId,
+    revoke: async (tokenId) => {
+      if (!(await issuer.revoke(tokenId))) throw new Error(`no active token has the id ${tokenId}`);
+    },
     as,
     client: async (tokenOptions) => as((await tokenWithId(tokenOptions)).token),
     logs: () => {
