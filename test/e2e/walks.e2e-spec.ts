@@ -1,4 +1,4 @@
-import { parseLinks, startTestApp, TestApp, textParser, UserRow } from '../kit';
+import { parseLinks, startTestApp, TestApp, textParser, UserRow, walkIds } from '../kit';
 
 type Item = { id: number } & Record<string, unknown>;
 type PageBody = { data: Item[]; pagination: { current_page: number; page_count: number } };
@@ -264,5 +264,6 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
       .expect(200);
     const lines = (exported.body as string).trim().split('\n');
     expect(lines.map((line) => (JSON.parse(line) as Item).id)).toEqual([future.id, after.id]);
+    expect(await walkIds(kit.as(token), `${path}&limit=1`)).toEqual([future.id, after.id]);
   });
 });
