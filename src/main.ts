@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
+import { registeredScopes } from './common/auth/scope-registry';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { BootLogger } from './logging/boot-logger';
 import { buildBootLoggerOptions, buildLoggerOptions } from './logging/logger-options';
@@ -68,9 +69,8 @@ async function bootstrap(): Promise<void> {
       `NODE_HEAP_MAX_MB=${config.heapMaxMb} is not applied: start the app with bin/start-prod (npm run start:prod)`,
     );
   }
-  logger.log(
-    'create a token with: npm run token -- create --name me --scopes users:read,login_activities:read',
-  );
+  const scopes = registeredScopes().map((scope) => scope.name);
+  logger.log(`create a token with: npm run token -- create --name me --scopes ${scopes.join(',')}`);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -2,13 +2,18 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { ApiTokensRepository } from '../auth/api-tokens.repository';
 import { parseDuration } from '../auth/token-format';
 import { TokenIssueError, TokenIssuer } from '../auth/token-issuer';
+import { registeredScopes } from '../common/auth/scope-registry';
 import { loadListingScopes, openDataSource, runCli, UsageError } from './cli-support';
 
-const USAGE = `usage:
-  npm run token -- create --name NAME --scopes users:read,login_activities:read [--organization ID] [--expires-in 30d]
+// A function: the scopes are registered once main has loaded the listings.
+const usage = () => `usage:
+  npm run token -- create --name NAME --scopes SCOPE[,SCOPE...] [--organization ID] [--expires-in 30d]
   npm run token -- list
   npm run token -- revoke ID
 
+SCOPE is one of: ${registeredScopes()
+  .map((scope) => scope.name)
+  .join(', ')}.
 create prints the new token as the last line of its output. It is shown once and stored only
 as a SHA-256 hash. --expires-in takes a number and a unit: s, m, h, d or w (e.g. 90d).`;
 
@@ -16,7 +21,7 @@ async function main(): Promise<void> {
   loadListingScopes();
   const [command, ...rest] = process.argv.slice(2);
   if (!command || command === 'help' || command === '--help') {
-    console.log(USAGE);
+    console.log(usage());
     if (!command) throw new UsageError('a command is needed: create, list or revoke');
     return;
   }
@@ -28,7 +33,7 @@ async function main(): Promise<void> {
     case 'revoke':
       return revoke(rest);
     default:
-      throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+      throw new UsageError(`unknown command "${command}"\n${usage()}`);
   }
 }
 
@@ -39,7 +44,7 @@ function parse(args: string[], options: ParseArgsConfig['options']) {
       positionals: string[];
     };
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+    throw new UsageError(`${(error as Error).message}\n${usage()}`);
   }
 }
 
@@ -52,8 +57,8 @@ async function create(args: string[]): Promise<void> {
   });
   const name = values.name as string | undefined;
   const scopes = values.scopes as string | undefined;
-  if (!name) throw new UsageError(`--name is required\n${USAGE}`);
-  if (!scopes) throw new UsageError(`--scopes is required\n${USAGE}`);
+  if (!name) throw new UsageError(`--name is required\n${usage()}`);
+  if (!scopes) throw new UsageError(`--scopes is required\n${usage()}`);
   const organization = values.organization as string | undefined;
   if (organization !== undefined && !/^[1-9]\d{0,15}$/.test(organization)) {
     throw new UsageError('--organization must be a positive integer id');
@@ -136,7 +141,7 @@ async function revoke(args: string[]): Promise<void> {
   const { positionals } = parse(args, {});
   const [id] = positionals;
   if (!id || !/^[1-9]\d{0,15}$/.test(id) || positionals.length > 1) {
-    throw new UsageError(`revoke needs one token id\n${USAGE}`);
+    throw new UsageError(`revoke needs one token id\n${usage()}`);
   }
   const { dataSource } = await openDataSource();
   try {

@@ -1,6 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadListingScopes } from '../../src/cli/cli-support';
+import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { runTs, startServerProcess, stopServerProcess } from '../kit/processes';
 
 /**
@@ -22,7 +24,11 @@ describe('quick start on the embedded default', () => {
 
   it('migrates, seeds demo data, and says how to create a token', () => {
     expect(server.output()).toContain('seeded demo data');
-    expect(server.output()).toContain('npm run token -- create');
+    loadListingScopes();
+    const scopes = registeredScopes().map((scope) => scope.name);
+    expect(server.output()).toContain(
+      `npm run token -- create --name me --scopes ${scopes.join(',')}`,
+    );
   });
 
   it('serves the demo data to a token made by the CLI', async () => {

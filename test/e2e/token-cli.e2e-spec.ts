@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { TOKEN_PATTERN } from '../../src/auth/token-format';
+import { registeredScopes } from '../../src/common/auth/scope-registry';
+import { loadListingScopes } from '../../src/cli/cli-support';
 import { OrganizationRow, startTestApp, TestApp } from '../kit';
 
 interface CliResult {
@@ -82,6 +84,14 @@ describe('token CLI (npm run token)', () => {
     expect(response.headers['x-total-count']).toBe('1');
     expect(response.body.data[0].organization_id).toBe(acme.id);
   }, 30_000);
+
+  it('names every scope the service has in its usage', async () => {
+    loadListingScopes();
+    const scopes = registeredScopes().map((scope) => scope.name);
+    const result = await cli('--help');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`SCOPE is one of: ${scopes.join(', ')}.`);
+  });
 
   it('lists tokens without revealing them, and revokes one', async () => {
     const created = await cli('create', '--name', 'short-lived', '--scopes', 'users:read');
