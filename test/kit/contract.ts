@@ -333,6 +333,17 @@ export function contractCheckedAgent(agent: TestAgent, contract: ContractValidat
       return (url: string, ...rest: unknown[]) => {
         const test = value.call(target, url, ...rest) as ReturnType<TestAgent['get']>;
         const method = property === 'del' ? 'DELETE' : property.toUpperCase();
+        // `.expect(status)` failing shows the reply's body (a problem's detail), not only its status.
+        const expectAny = test.expect.bind(test) as (...args: unknown[]) => typeof test;
+        test.expect = ((...args: unknown[]) => {
+          if (args.length !== 1 || typeof args[0] !== 'number') return expectAny(...args);
+          const status = args[0];
+          return expectAny((res: { status: number; text?: string }) => {
+            if (res.status !== status) {
+              throw new Error(`expected ${status}, got ${res.status}: ${res.text?.slice(0, 2000)}`);
+            }
+          });
+        }) as typeof test.expect;
         return test.expect((res) => {
           if (!res) return; // no reply at all (aborted, refused): nothing to hold to the contract
           contract.assert({
