@@ -65,6 +65,8 @@ export class ListingWalks {
   readonly defaultLimit: number;
   private readonly tailHoldbackMs: number;
   private readonly changeMarginMs: number;
+  /** `idSpan`'s sums, once per histogram: its buckets are replaced when counted again, never changed. */
+  private readonly idRanges: IdRanges = new WeakMap();
 
   constructor(
     private readonly counts: CountCache,
@@ -170,7 +172,7 @@ export class ListingWalks {
     const filteredWalk = plan.kind === 'walk' && allConditions(bounded).some((c) => !c.idRange);
     // The trial's stretch is measured in ids, or by the table's histogram of the sort column.
     const byId = bounded.sortColumn === 'id';
-    const ids = byId ? idSpan(definition, bounded, histogramOf) : undefined;
+    const ids = byId ? idSpan(definition, bounded, histogramOf, this.idRanges) : undefined;
     const histogram = byId ? undefined : histogramOf(bounded.sortColumn);
     const trial: Trial | undefined =
       plan.trial && (byId || histogram)
@@ -292,6 +294,9 @@ function walkStart({ sortColumn, direction, conditions, implied = [] }: ListingC
   return ascending ? Math.max(...starts) : Math.min(...starts);
 }
 
+/** A histogram's lowest id and rows, by its buckets. */
+type IdRanges = WeakMap<Histogram['buckets'], { lowest: number; rows: number }>;
+
 /** The most ids a row is taken to span: past it, gaps in the ids are taken to be few and wide. */
 const MOST_IDS_PER_ROW = 4;
 
@@ -303,14 +308,20 @@ function idSpan(
   { changedAt, rollup }: ListingDefinition,
   { direction }: ListingCriteria,
   histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
+  idRanges: IdRanges,
 ): { start: number; perRow: number } | undefined {
   const histogram = [changedAt, rollup?.time].map((c) => c && histogramOf(c)).find(Boolean);
   if (!histogram) return undefined;
-  let [lowest, rows] = [Infinity, 0];
-  for (const [, n, first] of histogram.buckets) {
-    lowest = Math.min(lowest, first ?? Infinity);
-    rows += n;
+  let range = idRanges.get(histogram.buckets);
+  if (!range) {
+    range = { lowest: Infinity, rows: 0 };
+    for (const [, n, first] of histogram.buckets) {
+      range.lowest = Math.min(range.lowest, first ?? Infinity);
+      range.rows += n;
+    }
+    idRanges.set(histogram.buckets, range);
   }
+  const { lowest, rows } = range;
   if (!Number.isFinite(lowest) || rows === 0) return undefined;
   const perRow = Math.min(MOST_IDS_PER_ROW, Math.max(1, (histogram.maxId - lowest + 1) / rows));
   return { start: direction === 'DESC' ? histogram.maxId : lowest, perRow };
