@@ -17,7 +17,12 @@ import { Histogram, rowEstimates } from './listing-estimates';
 import { choosePlan, PRIMARY_KEY } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
-import { settledPart, type ListingRepository, type PageOptions } from './listing.repository';
+import {
+  settledPart,
+  type Bucket,
+  type ListingRepository,
+  type PageOptions,
+} from './listing.repository';
 
 /** What one request reads: its criteria with their plan, their cache key and cursors' binding. */
 export interface Walk<TItem extends { id: number }> {
@@ -65,8 +70,8 @@ export class ListingWalks {
   readonly defaultLimit: number;
   private readonly tailHoldbackMs: number;
   private readonly changeMarginMs: number;
-  /** `idSpan`'s sums, once per histogram: its buckets are replaced when counted again, never changed. */
-  private readonly idRanges: IdRanges = new WeakMap();
+  /** Sums of each histogram's buckets, taken once: they are replaced when counted again, never changed. */
+  private readonly sums = new WeakMap<readonly Bucket[], BucketSums>();
 
   constructor(
     private readonly counts: CountCache,
@@ -133,7 +138,12 @@ export class ListingWalks {
       // changed column's).
       return { size, buckets: counted.buckets, maxId: counted.maxId, countedAt: peeked?.countedAt };
     };
-    const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf);
+    const sumsOf = (buckets: readonly Bucket[]) => {
+      let sums = this.sums.get(buckets);
+      if (!sums) this.sums.set(buckets, (sums = bucketSums(buckets)));
+      return sums;
+    };
+    const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf, sumsOf);
     const walkBound = walkBoundOf(definition, criteria, histogramOf, this.changeMarginMs);
     const windows = new Set(
       criteria.conditions
@@ -172,7 +182,7 @@ export class ListingWalks {
     const filteredWalk = plan.kind === 'walk' && allConditions(bounded).some((c) => !c.idRange);
     // The trial's stretch is measured in ids, or by the table's histogram of the sort column.
     const byId = bounded.sortColumn === 'id';
-    const ids = byId ? idSpan(definition, bounded, histogramOf, this.idRanges) : undefined;
+    const ids = byId ? idSpan(definition, bounded, histogramOf, sumsOf) : undefined;
     const histogram = byId ? undefined : histogramOf(bounded.sortColumn);
     const trial: Trial | undefined =
       plan.trial && (byId || histogram)
@@ -244,19 +254,19 @@ function impliedIdBounds(
   { immutableTimestamps = [] }: ListingDefinition,
   criteria: ListingCriteria,
   histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
+  sumsOf: (buckets: readonly Bucket[]) => BucketSums,
 ): { implied: Condition[]; bracketed: Set<string> } {
   const implied: Condition[] = [];
   const bracketed = new Set<string>();
   for (const [i, { binds, between }] of criteria.conditions.entries()) {
     if (!binds?.range || !between || !immutableTimestamps.includes(binds.column)) continue;
     const histogram = histogramOf(binds.column);
-    if (!histogram || histogram.buckets.some(([, , first]) => first === undefined)) continue;
+    const sums = histogram && sumsOf(histogram.buckets);
+    if (!histogram || !sums?.everyId) continue;
     const { size, buckets, maxId } = histogram;
     const name = `implied_${i}`;
     if (between.from !== undefined) {
-      const edge = Math.floor(between.from / size) - 1;
-      const ids = buckets.filter(([index]) => index >= edge).map(([, , first]) => first!);
-      const lowest = ids.length ? Math.min(...ids) : maxId + 1;
+      const lowest = lowestIdFrom(buckets, sums, Math.floor(between.from / size) - 1) ?? maxId + 1;
       bracketed.add(binds.column);
       implied.push({
         sql: `t.id >= :${name}_from`,
@@ -267,9 +277,7 @@ function impliedIdBounds(
       });
     }
     if (between.to !== undefined) {
-      const edge = Math.floor(between.to / size) + 1;
-      const ids = buckets.filter(([index]) => index <= edge).map(([, , , last]) => last!);
-      const highest = ids.length ? Math.max(...ids) : 0;
+      const highest = highestIdTo(buckets, sums, Math.floor(between.to / size) + 1) ?? 0;
       if (highest >= maxId) continue; // every id the histogram has seen: no bound
       bracketed.add(binds.column);
       implied.push({
@@ -294,8 +302,60 @@ function walkStart({ sortColumn, direction, conditions, implied = [] }: ListingC
   return ascending ? Math.max(...starts) : Math.min(...starts);
 }
 
-/** A histogram's lowest id and rows, by its buckets. */
-type IdRanges = WeakMap<Histogram['buckets'], { lowest: number; rows: number }>;
+/** A histogram's rows, and its ids from each bucket on and up to each, summed once. */
+export interface BucketSums {
+  rows: number;
+  /** Every bucket holds its lowest and highest ids. */
+  everyId: boolean;
+  /** The lowest id of the buckets from each one to the last (Infinity where none is known). */
+  lowestFrom: Float64Array;
+  /** The highest id of the buckets from the first to each one (-Infinity where none is known). */
+  highestTo: Float64Array;
+}
+
+export function bucketSums(buckets: readonly Bucket[]): BucketSums {
+  const n = buckets.length;
+  const sums = {
+    rows: 0,
+    everyId: true,
+    lowestFrom: new Float64Array(n),
+    highestTo: new Float64Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const [, rows, first, last] = buckets[i];
+    sums.rows += rows;
+    sums.everyId &&= first !== undefined && last !== undefined;
+    sums.highestTo[i] = Math.max(i > 0 ? sums.highestTo[i - 1] : -Infinity, last ?? -Infinity);
+  }
+  for (let i = n - 1; i >= 0; i--) {
+    const below = i < n - 1 ? sums.lowestFrom[i + 1] : Infinity;
+    sums.lowestFrom[i] = Math.min(below, buckets[i][2] ?? Infinity);
+  }
+  return sums;
+}
+
+/** The position of the first bucket (ascending by index) whose index is at least `index`. */
+function firstAtLeast(buckets: readonly Bucket[], index: number): number {
+  let [low, high] = [0, buckets.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (buckets[middle][0] < index) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** The lowest id of the buckets at `index` or after; undefined where there are none. */
+export function lowestIdFrom(buckets: readonly Bucket[], sums: BucketSums, index: number) {
+  const at = firstAtLeast(buckets, index);
+  return at < buckets.length ? sums.lowestFrom[at] : undefined;
+}
+
+/** The highest id of the buckets at `index` or before; undefined where there are none. */
+export function highestIdTo(buckets: readonly Bucket[], sums: BucketSums, index: number) {
+  const at = firstAtLeast(buckets, index + 1) - 1;
+  return at >= 0 ? sums.highestTo[at] : undefined;
+}
 
 /** The most ids a row is taken to span: past it, gaps in the ids are taken to be few and wide. */
 const MOST_IDS_PER_ROW = 4;
@@ -308,20 +368,12 @@ function idSpan(
   { changedAt, rollup }: ListingDefinition,
   { direction }: ListingCriteria,
   histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
-  idRanges: IdRanges,
+  sumsOf: (buckets: readonly Bucket[]) => BucketSums,
 ): { start: number; perRow: number } | undefined {
   const histogram = [changedAt, rollup?.time].map((c) => c && histogramOf(c)).find(Boolean);
   if (!histogram) return undefined;
-  let range = idRanges.get(histogram.buckets);
-  if (!range) {
-    range = { lowest: Infinity, rows: 0 };
-    for (const [, n, first] of histogram.buckets) {
-      range.lowest = Math.min(range.lowest, first ?? Infinity);
-      range.rows += n;
-    }
-    idRanges.set(histogram.buckets, range);
-  }
-  const { lowest, rows } = range;
+  const { rows, lowestFrom } = sumsOf(histogram.buckets);
+  const lowest = lowestFrom[0] ?? Infinity;
   if (!Number.isFinite(lowest) || rows === 0) return undefined;
   const perRow = Math.min(MOST_IDS_PER_ROW, Math.max(1, (histogram.maxId - lowest + 1) / rows));
   return { start: direction === 'DESC' ? histogram.maxId : lowest, perRow };
