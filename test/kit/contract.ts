@@ -334,11 +334,12 @@ export function contractCheckedAgent(agent: TestAgent, contract: ContractValidat
         const test = value.call(target, url, ...rest) as ReturnType<TestAgent['get']>;
         const method = property === 'del' ? 'DELETE' : property.toUpperCase();
         // `.expect(status)` failing shows the reply's body (a problem's detail), not only its status.
-        const expectAny = test.expect.bind(test) as (...args: unknown[]) => typeof test;
+        const originalExpect = test.expect.bind(test) as (...args: unknown[]) => typeof test;
         test.expect = ((...args: unknown[]) => {
-          if (args.length !== 1 || typeof args[0] !== 'number') return expectAny(...args);
+          if (args.length !== 1 || typeof args[0] !== 'number') return originalExpect(...args);
           const status = args[0];
-          return expectAny((res: { status: number; text?: string }) => {
+          return originalExpect((res?: { status: number; text?: string }) => {
+            if (!res) throw new Error(`expected ${status}, got no reply`);
             if (res.status !== status) {
               throw new Error(`expected ${status}, got ${res.status}: ${res.text?.slice(0, 2000)}`);
             }

@@ -26,9 +26,10 @@ export async function walkIds(client: Getter, path: string, maxPages = 10_000): 
       throw new Error(`${url}: ${response.status} ${JSON.stringify(response.body)}`);
     }
     const { data } = response.body as { data: { id: number }[] };
-    if (data.length === 0) break;
+    if (data.length === 0) return ids;
     ids.push(...data.map((item) => item.id));
     url = parseLinks((response.headers as { link?: string }).link).next;
   }
+  if (url !== undefined) throw new Error(`${path}: still a next link after ${maxPages} pages`);
   return ids;
 }

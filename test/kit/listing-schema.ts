@@ -40,6 +40,7 @@ export async function listingSchemaProblems(
           pk: number;
         }[]
       ).map((c) => ({ name: c.name, nullable: c.notnull === 0 && c.pk === 0 }));
+  if (columns.length === 0) return [`${table}: no such table`];
   const indexes = new Set(
     (
       (await kit.dataSource.query(
@@ -48,7 +49,6 @@ export async function listingSchemaProblems(
     ).map((row) => String(row.Key_name ?? row.name)),
   );
   const problems: string[] = [];
-  if (columns.length === 0) return [`${table}: no such table`];
   for (const column of new Set(['id', ...definition.sortableColumns])) {
     const found = columns.find((c) => c.name === column);
     if (!found) problems.push(`${table}.${column}: sortable, but no such column`);

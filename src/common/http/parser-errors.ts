@@ -25,7 +25,8 @@ const MALFORMED: [number, string] = [400, 'The request is not valid HTTP/1.1.'];
 export function answerParserErrors(server: Server, maxHeaderBytes: number): void {
   const logger = new Logger('HTTP');
   const answers = parserErrors(maxHeaderBytes);
-  // A socket's responses finish in order: while its latest is unfinished, one is being sent.
+  // A socket's responses finish in order: while its latest is unfinished, one is being sent. (An
+  // idle keep-alive socket keeps its last response until it closes.)
   const latestResponse = new WeakMap<Duplex, ServerResponse>();
   server.on('request', ({ socket }: IncomingMessage, response: ServerResponse) => {
     latestResponse.set(socket, response);

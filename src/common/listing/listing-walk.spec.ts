@@ -37,11 +37,10 @@ describe('bucket sums (a histogram read once, then by binary search)', () => {
     expect(highestIdTo(buckets, sums, index)).toBe(highest);
   });
 
-  it('takes a histogram of 200k hours (23 years) and more, where spreading its ids into Math.min threw', () => {
+  it('takes a histogram of 200k hours (23 years), past what spreading its ids into Math.min takes', () => {
     const hours = Array.from({ length: 200_000 }, (_, i): Bucket => [i, 1, i + 1, i + 1]);
     const many = bucketSums(hours);
     expect(lowestIdFrom(hours, many, 5)).toBe(6);
     expect(highestIdTo(hours, many, 150_000)).toBe(150_001);
-    expect(() => Math.min(...hours.map(([, , first]) => first!))).toThrow(RangeError);
   });
 });

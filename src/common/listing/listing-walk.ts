@@ -71,7 +71,7 @@ export class ListingWalks {
   private readonly tailHoldbackMs: number;
   private readonly changeMarginMs: number;
   /** Sums of each histogram's buckets, taken once: they are replaced when counted again, never changed. */
-  private readonly sums = new WeakMap<readonly Bucket[], BucketSums>();
+  private readonly sumsByBuckets = new WeakMap<readonly Bucket[], BucketSums>();
 
   constructor(
     private readonly counts: CountCache,
@@ -139,8 +139,8 @@ export class ListingWalks {
       return { size, buckets: counted.buckets, maxId: counted.maxId, countedAt: peeked?.countedAt };
     };
     const sumsOf = (buckets: readonly Bucket[]) => {
-      let sums = this.sums.get(buckets);
-      if (!sums) this.sums.set(buckets, (sums = bucketSums(buckets)));
+      let sums = this.sumsByBuckets.get(buckets);
+      if (!sums) this.sumsByBuckets.set(buckets, (sums = bucketSums(buckets)));
       return sums;
     };
     const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf, sumsOf);
@@ -206,18 +206,16 @@ export class ListingWalks {
   }
 
   /**
-   * `items` up to the first created within TAIL_HOLDBACK_MS of `completeAsOf`: a row with a lower
-   * id still being committed could overtake the newest rows of an ascending id walk. A time further
-   * ahead is no insert time (a future date, or a writer's clock far off): it would hold the walk for
-   * ever.
+   * `items` up to the first created less than TAIL_HOLDBACK_MS before `completeAsOf`: a row with a
+   * lower id still being committed could overtake the newest rows of an ascending id walk.
    */
   heldBack<TItem>(items: TItem[], completeAsOf: number): TItem[] {
     if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
-    const ahead = new Date(completeAsOf + this.tailHoldbackMs).toISOString();
+    const latestInsertTime = new Date(completeAsOf + FUTURE_DATED_MS).toISOString();
     const first = items.findIndex((item) => {
       const created = (item as Record<string, unknown>).created_at;
-      return typeof created === 'string' && created >= cutoff && created <= ahead;
+      return typeof created === 'string' && created >= cutoff && created <= latestInsertTime;
     });
     return first < 0 ? items : items.slice(0, first);
   }
@@ -356,6 +354,12 @@ export function highestIdTo(buckets: readonly Bucket[], sums: BucketSums, index:
   const at = firstAtLeast(buckets, index + 1) - 1;
   return at >= 0 ? sums.highestTo[at] : undefined;
 }
+
+/**
+ * How far ahead of a read a `created_at` is still taken for an insert time (a writer's clock or a
+ * replica's lag bound off): a row dated later (a future date) would otherwise hold a walk for ever.
+ */
+const FUTURE_DATED_MS = 10 * 60_000;
 
 /** The most ids a row is taken to span: past it, gaps in the ids are taken to be few and wide. */
 const MOST_IDS_PER_ROW = 4;
