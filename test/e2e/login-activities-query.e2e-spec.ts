@@ -235,6 +235,13 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
           created_to: '2026-05-31T19:00:00.001-05:00',
         }),
       ).toEqual([rows[0].id, rows[2].id]);
+      // Finer than the rows' milliseconds (0.1 ms after one): from ≤ value < to still holds.
+      const finer = (ms: number) => iso(ms).replace('Z', '1Z');
+      expect(await list({ created_from: iso(0), created_to: finer(0) })).toEqual([
+        rows[0].id,
+        rows[2].id,
+      ]);
+      expect(await list({ created_from: finer(0), created_to: iso(2) })).toEqual([rows[1].id]);
     });
 
     it.each([

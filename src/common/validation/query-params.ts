@@ -120,7 +120,9 @@ function parseTimestamp(value: unknown): unknown {
   ) {
     return value;
   }
-  return date;
+  // Rows keep milliseconds: a finer instant bounds them as the next millisecond does (Date cuts it).
+  const finer = /\.\d{3}(\d+)/.exec(value)?.[1];
+  return finer && /[1-9]/.test(finer) ? new Date(date.getTime() + 1) : date;
 }
 
 function zoneOffsetMinutes(value: string): number {
@@ -132,7 +134,8 @@ function zoneOffsetMinutes(value: string): number {
 
 const TIMESTAMP_FORMS =
   'An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), ' +
-  'or a date alone (`2026-11-21`), which means its midnight UTC.';
+  'or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant ' +
+  'finer than that bounds them as the next millisecond does.';
 
 export function TimestampParam(description?: string): PropertyDecorator {
   return applyDecorators(
