@@ -5,7 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
-import { registeredScopes } from './common/auth/scope-registry';
+import { registeredScopeNames } from './common/auth/scope-registry';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { BootLogger } from './logging/boot-logger';
 import { buildBootLoggerOptions, buildLoggerOptions } from './logging/logger-options';
@@ -69,8 +69,8 @@ async function bootstrap(): Promise<void> {
       `NODE_HEAP_MAX_MB=${config.heapMaxMb} is not applied: start the app with bin/start-prod (npm run start:prod)`,
     );
   }
-  const scopes = registeredScopes().map((scope) => scope.name);
-  logger.log(`create a token with: npm run token -- create --name me --scopes ${scopes.join(',')}`);
+  const scopes = registeredScopeNames().join(',');
+  logger.log(`create a token with: npm run token -- create --name me --scopes ${scopes}`);
 }
 
 bootstrap().catch((error: unknown) => {

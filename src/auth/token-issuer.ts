@@ -1,4 +1,4 @@
-import { isRegisteredScope, registeredScopes } from '../common/auth/scope-registry';
+import { isRegisteredScope, registeredScopeNames } from '../common/auth/scope-registry';
 import type { ApiToken } from './api-token.entity';
 import { ApiTokensRepository } from './api-tokens.repository';
 import { displayPrefix, generateToken, hashToken } from './token-format';
@@ -31,7 +31,7 @@ export class TokenIssuer {
     }
     const unknown = options.scopes.filter((scope) => !isRegisteredScope(scope));
     if (unknown.length || options.scopes.length === 0) {
-      const known = registeredScopes().map((scope) => scope.name);
+      const known = registeredScopeNames();
       throw new TokenIssueError(
         `scopes must be a non-empty list of: ${known.join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`,
       );

@@ -2,7 +2,7 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { ApiTokensRepository } from '../auth/api-tokens.repository';
 import { parseDuration } from '../auth/token-format';
 import { TokenIssueError, TokenIssuer } from '../auth/token-issuer';
-import { registeredScopes } from '../common/auth/scope-registry';
+import { registeredScopeNames } from '../common/auth/scope-registry';
 import { loadListingScopes, openDataSource, runCli, UsageError } from './cli-support';
 
 // A function: the scopes are registered once main has loaded the listings.
@@ -11,9 +11,7 @@ const usage = () => `usage:
   npm run token -- list
   npm run token -- revoke ID
 
-SCOPE is one of: ${registeredScopes()
-  .map((scope) => scope.name)
-  .join(', ')}.
+SCOPE is one of: ${registeredScopeNames().join(', ')}.
 create prints the new token as the last line of its output. It is shown once and stored only
 as a SHA-256 hash. --expires-in takes a number and a unit: s, m, h, d or w (e.g. 90d).`;
 

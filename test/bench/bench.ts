@@ -34,7 +34,7 @@ import autocannon from 'autocannon';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
-import { registeredScopes } from '../../src/common/auth/scope-registry';
+import { registeredScopeNames } from '../../src/common/auth/scope-registry';
 import { loadListingScopes } from '../../src/cli/cli-support';
 import { BenchSize, ensureBenchDatabase, openBenchDataSource, SIZES } from './bench-database';
 import { buildIfStale, RunningServer, startServer, YARDSTICKS, Yardstick } from './bench-server';
@@ -287,7 +287,7 @@ async function benchServer(
   let maxActivityId: number;
   try {
     const issuer = new TokenIssuer(new ApiTokensRepository(dataSource));
-    const scopes = registeredScopes().map((scope) => scope.name);
+    const scopes = registeredScopeNames();
     token = (await issuer.issue({ name: 'bench', scopes })).token;
     const organizationId = await pickOrganization(url);
     scoped = {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadListingScopes } from '../../src/cli/cli-support';
-import { registeredScopes } from '../../src/common/auth/scope-registry';
+import { registeredScopeNames } from '../../src/common/auth/scope-registry';
 import { runTs, startServerProcess, stopServerProcess } from '../kit/processes';
 
 /**
@@ -25,10 +25,8 @@ describe('quick start on the embedded default', () => {
   it('migrates, seeds demo data, and says how to create a token', () => {
     expect(server.output()).toContain('seeded demo data');
     loadListingScopes();
-    const scopes = registeredScopes().map((scope) => scope.name);
-    expect(server.output()).toContain(
-      `npm run token -- create --name me --scopes ${scopes.join(',')}`,
-    );
+    const scopes = registeredScopeNames().join(',');
+    expect(server.output()).toContain(`npm run token -- create --name me --scopes ${scopes}`);
   });
 
   it('serves the demo data to a token made by the CLI', async () => {

@@ -1,18 +1,11 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { ListingDefinition } from '../../src/common/listing/listing-definition';
-import { ListingRepository } from '../../src/common/listing/listing.repository';
+import { listingRepositories } from '../../src/common/listing/listing-warmup';
 import type { TestApp } from './test-app';
-import { testTarget } from './test-database';
 
-/** The definitions of the listings the app serves, found as Nest finds its providers. */
-export function servedListings(kit: TestApp): ListingDefinition[] {
-  return kit.app
-    .get(DiscoveryService)
-    .getProviders()
-    .map((wrapper) => wrapper.instance as unknown)
-    .filter((instance) => instance instanceof ListingRepository)
-    .map((repository) => (repository as ListingRepository<{ id: number }>).definition);
-}
+/** The definitions of the listings the app serves, found as its warm-up finds them. */
+export const servedListings = (kit: TestApp): ListingDefinition[] =>
+  listingRepositories(kit.app.get(DiscoveryService)).map((repository) => repository.definition);
 
 /**
  * What the database's schema lacks for `definition`: a sort column that may be NULL (a keyset
@@ -24,7 +17,7 @@ export async function listingSchemaProblems(
   definition: ListingDefinition,
 ): Promise<string[]> {
   const { table } = definition;
-  const mysql = testTarget === 'mysql';
+  const mysql = kit.dataSource.options.type === 'mysql';
   const columns: { name: string; nullable: boolean }[] = mysql
     ? (
         (await kit.dataSource.query(

@@ -106,7 +106,7 @@ export const pageIds = (body: { data: { id: number }[] }): number[] =>
   body.data.map((item) => item.id);
 
 /** The ids of an NDJSON export's lines. */
-const exportedIds = (body: unknown): number[] =>
+export const exportedIds = (body: unknown): number[] =>
   String(body)
     .split('\n')
     .filter(Boolean)

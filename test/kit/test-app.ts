@@ -7,7 +7,7 @@ import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
-import { registeredScopes } from '../../src/common/auth/scope-registry';
+import { registeredScopeNames } from '../../src/common/auth/scope-registry';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { buildOpenApiDocument } from '../../src/openapi/openapi-document';
 import { __resetOutOfContextForTests as resetOutOfContextLogger } from 'nestjs-pino/PinoLogger';
@@ -146,7 +146,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const tokenWithId = async (tokenOptions: TokenOptions = {}) => {
     const issued = await issuer.issue({
       name: tokenOptions.name ?? 'test',
-      scopes: tokenOptions.scopes ?? registeredScopes().map((scope) => scope.name),
+      scopes: tokenOptions.scopes ?? registeredScopeNames(),
       organizationId: tokenOptions.organizationId ?? null,
       expiresInMs: tokenOptions.expiresInMs ?? null,
     });

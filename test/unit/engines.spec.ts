@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { subset } from 'semver';
+import { PROJECT_ROOT } from '../kit/processes';
 
-const ROOT = join(__dirname, '..', '..');
-const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const read = (file: string) => readFileSync(join(PROJECT_ROOT, file), 'utf8');
 
 describe('the Node versions the project installs on', () => {
   const ours = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;

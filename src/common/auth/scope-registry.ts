@@ -35,6 +35,9 @@ export function registeredScopes(): ScopeDefinition[] {
   return [...registry.values()].sort((a, b) => byCodePoint(a.name, b.name));
 }
 
+/** The registered scopes' names, in the same order. */
+export const registeredScopeNames = (): string[] => registeredScopes().map((scope) => scope.name);
+
 export function isRegisteredScope(name: string): boolean {
   return registry.has(name);
 }

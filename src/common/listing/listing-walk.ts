@@ -72,6 +72,11 @@ export class ListingWalks {
   private readonly changeMarginMs: number;
   /** Sums of each histogram's buckets, taken once: they are replaced when counted again, never changed. */
   private readonly sumsByBuckets = new WeakMap<readonly Bucket[], BucketSums>();
+  private readonly sumsOf = (buckets: readonly Bucket[]): BucketSums => {
+    let sums = this.sumsByBuckets.get(buckets);
+    if (!sums) this.sumsByBuckets.set(buckets, (sums = bucketSums(buckets)));
+    return sums;
+  };
 
   constructor(
     private readonly counts: CountCache,
@@ -138,12 +143,7 @@ export class ListingWalks {
       // changed column's).
       return { size, buckets: counted.buckets, maxId: counted.maxId, countedAt: peeked?.countedAt };
     };
-    const sumsOf = (buckets: readonly Bucket[]) => {
-      let sums = this.sumsByBuckets.get(buckets);
-      if (!sums) this.sumsByBuckets.set(buckets, (sums = bucketSums(buckets)));
-      return sums;
-    };
-    const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf, sumsOf);
+    const { implied, bracketed } = impliedIdBounds(definition, criteria, histogramOf, this.sumsOf);
     const walkBound = walkBoundOf(definition, criteria, histogramOf, this.changeMarginMs);
     const windows = new Set(
       criteria.conditions
@@ -182,7 +182,7 @@ export class ListingWalks {
     const filteredWalk = plan.kind === 'walk' && allConditions(bounded).some((c) => !c.idRange);
     // The trial's stretch is measured in ids, or by the table's histogram of the sort column.
     const byId = bounded.sortColumn === 'id';
-    const ids = byId ? idSpan(definition, bounded, histogramOf, sumsOf) : undefined;
+    const ids = byId ? idSpan(definition, bounded, histogramOf, this.sumsOf) : undefined;
     const histogram = byId ? undefined : histogramOf(bounded.sortColumn);
     const trial: Trial | undefined =
       plan.trial && (byId || histogram)

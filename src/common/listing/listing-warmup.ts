@@ -14,6 +14,13 @@ import { ListingRepository } from './listing.repository';
 
 type AnyListingRepository = ListingRepository<{ id: number }>;
 
+/** Every listing repository the app provides (each module's own). */
+export const listingRepositories = (discovery: DiscoveryService): AnyListingRepository[] =>
+  discovery
+    .getProviders()
+    .map((wrapper) => wrapper.instance as unknown)
+    .filter((instance): instance is AnyListingRepository => instance instanceof ListingRepository);
+
 /**
  * Once the database is up, builds the rollups and counts in the background the totals and
  * histograms a first visit of each listing would wait for: unfiltered, and by each value of its
@@ -35,13 +42,9 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
 
   onApplicationBootstrap(): void {
     if (!this.config.countCacheWarmup || this.config.countCacheTtlMs === 0) return;
-    const work = this.discovery
-      .getProviders()
-      .map((wrapper) => wrapper.instance as unknown)
-      .filter((instance): instance is AnyListingRepository => instance instanceof ListingRepository)
-      .flatMap((repository) =>
-        warmupFilters(repository).map((filters) => ({ repository, filters })),
-      );
+    const work = listingRepositories(this.discovery).flatMap((repository) =>
+      warmupFilters(repository).map((filters) => ({ repository, filters })),
+    );
     this.pending = work.length;
     const repositories = [...new Set(work.map(({ repository }) => repository))];
     void this.availability.whenUp().then(async () => {
