@@ -52,10 +52,11 @@ sort key changes during the walk (\`sort=updated_at\`) may come again later in i
 skipped or repeated. \`after_id\` (\`0\`: from the start, with \`sort=id\`) and \`before_id\` (with
 \`sort=-id\`) keep only the ids past a bound.
 
-**Tail polling.** On an ascending walk in \`id\` order the last page, even an empty one, has a \`next\`
-link: following it later returns the rows appended since. Rows created in the last few seconds
-(TAIL_HOLDBACK_MS, 5 s by default) are held back from such walks, so that a row committed late with
-a lower id is never skipped.
+**Tail polling.** On an ascending walk in \`id\` order, or in the order rows change (users'
+\`sort=updated_at\`), the last page, even an empty one, has a \`next\` link: following it later
+returns the rows appended (or changed) since. Rows created (or changed) in the last few seconds
+(TAIL_HOLDBACK_MS, 5 s by default) are held back from such walks, so that a row committed late is
+never skipped.
 
 **Export.** \`Accept: application/x-ndjson\` streams every matching row, one item per line (same
 filters, sort and scope; \`page\` refused, \`limit\` caps the rows). A stream that fails midway ends

@@ -207,7 +207,8 @@ describe('walks by Link: rel="next"', () => {
       const response: { body: PageBody; headers: Record<string, string> } =
         await get(url).expect(200);
       seen.push(...response.body.data.map((user: Item) => user.id));
-      url = parseLinks(response.headers.link).next;
+      // A walk in the order of changes goes on past its end, as an id walk does.
+      url = response.body.data.length === 0 ? undefined : parseLinks(response.headers.link).next;
     }
     const others = seen.filter((id) => id !== moved);
     expect(others).toEqual(expected.filter((id) => id !== moved));
@@ -254,6 +255,52 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
     expect(newestFirst.body.data).toHaveLength(3);
+  });
+
+  it('holds back a change feed (sort=updated_at) too: its last page goes on, and a change committed late is not skipped', async () => {
+    const { id: organization_id } = await kit.data.organization();
+    const old = await kit.data.user({ organization_id, updated_at: new Date('2026-03-01') });
+    const fresh = await kit.data.user({ organization_id, updated_at: new Date() });
+    const api = kit.as(token);
+    const path = `/v1/users?organization_id=${organization_id}&sort=updated_at`;
+    const first = await api.get(path).expect(200);
+    expect(pageIds(first.body)).toEqual([old.id]);
+    const exported = await api
+      .get(path)
+      .set('Accept', 'application/x-ndjson')
+      .buffer(true)
+      .parse(textParser as never)
+      .expect(200);
+    expect(exportedIds(exported.body)).toEqual([old.id]);
+    const next = parseLinks(first.headers.link).next;
+    expect(next).toContain('cursor=');
+    // A change committed late: dated before `fresh`'s, after the page's last row. Both then age
+    // past the holdback (moved back here), and the feed's next page has them in order.
+    const late = await kit.data.user({ organization_id, updated_at: new Date(Date.now() - 1000) });
+    await kit.dataSource.query(
+      `UPDATE users SET updated_at = '2026-03-02 00:00:01.000' WHERE id = ${late.id}`,
+    );
+    await kit.dataSource.query(
+      `UPDATE users SET updated_at = '2026-03-02 00:00:02.000' WHERE id = ${fresh.id}`,
+    );
+    const later = await api.get(next).expect(200);
+    expect(pageIds(later.body)).toEqual([late.id, fresh.id]);
+    const again = await api.get(parseLinks(later.headers.link).next).expect(200);
+    expect(pageIds(again.body)).toEqual([]);
+  });
+
+  it('gives an empty change feed a next that returns the changes made later', async () => {
+    const { id: organization_id } = await kit.data.organization();
+    const api = kit.as(token);
+    const empty = await api
+      .get(`/v1/users?organization_id=${organization_id}&sort=updated_at&limit=5`)
+      .expect(200);
+    expect(empty.body.data).toEqual([]);
+    const next = parseLinks(empty.headers.link).next;
+    expect(next).toContain('cursor=');
+    const changed = await kit.data.user({ organization_id });
+    const later = await api.get(next).expect(200);
+    expect(pageIds(later.body)).toEqual([changed.id]);
   });
 
   it('holds back a row dated a little ahead (a clock off), not one dated far ahead, in pages and exports', async () => {

@@ -85,7 +85,7 @@ export class ListingExporter {
       const rows = Math.min(EXPORT_CHUNK_ROWS, remaining);
       const from = position ? after(walk, position) : walk.criteria;
       const { items, completeAsOf } = await repository.findFirst(from, rows, this.walks.options);
-      const shown = walk.tail ? this.walks.heldBack(items, completeAsOf) : items;
+      const shown = walk.tail ? this.walks.heldBack(items, completeAsOf, walk.tail) : items;
       ended = shown.length < rows;
       remaining -= shown.length;
       const last = shown.at(-1);

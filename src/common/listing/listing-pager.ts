@@ -322,7 +322,7 @@ export class ListingPager {
     return repository.findForward(within, skip, limit, this.walks.options);
   }
 
-  /** The page with its `next` cursor; an ascending id walk always goes on (tail polling). */
+  /** The page with its `next` cursor; a walk with a tail always goes on (tail polling). */
   private page<TItem extends { id: number }>(
     walk: Walk<TItem>,
     { items, completeAsOf }: Rows<TItem>,
@@ -333,10 +333,10 @@ export class ListingPager {
     from?: WalkPosition,
   ): Page<TItem> {
     const { limit, tail } = walk;
-    const shown = tail ? this.walks.heldBack(items, completeAsOf) : items;
+    const shown = tail ? this.walks.heldBack(items, completeAsOf, tail) : items;
     const last = shown.at(-1);
     let next: WalkPosition | undefined;
-    // Held-back rows (or none yet) end an ascending id walk for now, not for good: it goes on.
+    // Held-back rows (or none yet) end a walk with a tail for now, not for good: it goes on.
     if (last && (tail || more)) {
       next = positionAfter(walk, last, offset + shown.length);
     } else if (!last && tail && (from || offset === 0)) {

@@ -34,8 +34,11 @@ export interface Walk<TItem extends { id: number }> {
   binding: string;
   limit: number;
   afterId?: number;
-  /** An ascending walk in id order: tail polling and the holdback apply. */
-  tail: boolean;
+  /**
+   * The column whose time holds the newest rows back, on an ascending walk in id order (their
+   * `created_at`) or in the order rows change (`changedAt`): tail polling and the holdback apply.
+   */
+  tail?: string;
   /** Its time window, when its totals can be cut from a shared histogram (worked out once). */
   window: () => TimeWindow | undefined;
 }
@@ -118,7 +121,7 @@ export class ListingWalks {
       binding: `${key}|${query.sort}|${principal.organizationId ?? '*'}`,
       limit: query.limit ?? this.defaultLimit,
       afterId: query.after_id,
-      tail: criteria.sortColumn === 'id' && criteria.direction === 'ASC',
+      tail: tailColumn(repository.definition, criteria),
       window: once(() =>
         timeWindowOf(repository, query, principal, (c) => this.planned(repository, c, depth)),
       ),
@@ -206,30 +209,45 @@ export class ListingWalks {
   }
 
   /**
-   * `items` up to the first created less than TAIL_HOLDBACK_MS before `completeAsOf`: a row with a
-   * lower id still being committed could overtake the newest rows of an ascending id walk.
+   * `items` up to the first whose `column` (created, or changed) is less than TAIL_HOLDBACK_MS
+   * before `completeAsOf`: a row still being committed could overtake the newest rows of the walk.
    */
-  heldBack<TItem>(items: TItem[], completeAsOf: number): TItem[] {
+  heldBack<TItem>(items: TItem[], completeAsOf: number, column: string): TItem[] {
     if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
-    const latestInsertTime = new Date(completeAsOf + FUTURE_DATED_MS).toISOString();
+    const latestWriteTime = new Date(completeAsOf + FUTURE_DATED_MS).toISOString();
     const first = items.findIndex((item) => {
-      const created = (item as Record<string, unknown>).created_at;
-      return typeof created === 'string' && created >= cutoff && created <= latestInsertTime;
+      const written = (item as Record<string, unknown>)[column];
+      return typeof written === 'string' && written >= cutoff && written <= latestWriteTime;
     });
     return first < 0 ? items : items.slice(0, first);
   }
 }
 
-/** The criteria of the rows after `position` in `walk`'s order. */
+/**
+ * The criteria of the rows after `position` in `walk`'s order; with no sort value in a column's
+ * order (sort columns are NOT NULL), the walk's start: an empty change feed's `next`.
+ */
 export const after = <TItem extends { id: number }>(
   walk: Walk<TItem>,
   position: Pick<WalkPosition, 'value' | 'id'>,
 ) =>
-  afterPosition(walk.criteria, {
-    id: position.id,
-    value: walk.repository.sortParameter(walk.criteria.sortColumn, position.value),
-  });
+  position.value === null && walk.criteria.sortColumn !== 'id'
+    ? walk.criteria
+    : afterPosition(walk.criteria, {
+        id: position.id,
+        value: walk.repository.sortParameter(walk.criteria.sortColumn, position.value),
+      });
+
+/** The column whose time holds a walk's newest rows back, on the walks that poll a tail. */
+function tailColumn(
+  { changedAt }: ListingDefinition,
+  { sortColumn, direction }: ListingCriteria,
+): string | undefined {
+  if (direction !== 'ASC') return undefined;
+  if (sortColumn === 'id') return 'created_at';
+  return sortColumn === changedAt ? changedAt : undefined;
+}
 
 /** The position just after `item`, with `offset` rows before it. */
 export const positionAfter = <TItem extends { id: number }>(
@@ -356,8 +374,8 @@ export function highestIdTo(buckets: readonly Bucket[], sums: BucketSums, index:
 }
 
 /**
- * How far ahead of a read a `created_at` is still taken for an insert time (a writer's clock or a
- * replica's lag bound off): a row dated later (a future date) would otherwise hold a walk for ever.
+ * How far ahead of a read a `created_at` (or `changedAt`) is still taken for a write's time (a
+ * writer's clock or a replica's lag bound off): a later date would otherwise hold a walk for ever.
  */
 const FUTURE_DATED_MS = 10 * 60_000;
 
