@@ -7,7 +7,7 @@ import {
   TestApp,
   testTarget,
 } from '../kit';
-import { freePort } from '../kit/processes';
+import { REFUSED_PORT } from '../kit/processes';
 import { DEMO_DATA_SIZE } from '../../src/database/demo-data.bootstrap';
 
 /** The names `/v1/users` lists for `token` (a 200 is expected). */
@@ -138,7 +138,7 @@ describe('dependencies down at boot', () => {
   });
 
   it('listens with Redis unreachable: readiness names it, listings serve on local state', async () => {
-    const kit = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
+    const kit = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${REFUSED_PORT}` } });
     try {
       await kit.http().get('/health/live').expect(200);
       const ready = await kit.http().get('/health/ready').expect(503);

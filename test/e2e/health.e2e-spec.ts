@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from '../kit';
-import { freePort } from '../kit/processes';
+import { REFUSED_PORT } from '../kit/processes';
 
 describe('health probes', () => {
   let kit: TestApp;
@@ -32,7 +32,7 @@ describe('readiness with REDIS_URL', () => {
   });
 
   it('answers 503 naming Redis when nothing answers there', async () => {
-    const kit = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
+    const kit = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${REFUSED_PORT}` } });
     try {
       const ready = await kit.http().get('/health/ready').expect(503);
       expect(ready.headers['content-type']).toMatch(/^application\/problem\+json/);

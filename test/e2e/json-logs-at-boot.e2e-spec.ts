@@ -1,7 +1,7 @@
 import { createServer, Server } from 'node:net';
 import { eventually } from '../kit';
 import {
-  freePort,
+  REFUSED_PORT,
   jsonLines,
   runTs,
   startServerProcess,
@@ -12,7 +12,7 @@ import {
 describe('JSON logs from the first line (NODE_ENV=production)', () => {
   it('logs a boot with the database unreachable as JSON, then serves 503', async () => {
     const server = await startServerProcess({
-      DATABASE_URL: `mysql://root@127.0.0.1:${await freePort()}/nowhere`,
+      DATABASE_URL: `mysql://root@127.0.0.1:${REFUSED_PORT}/nowhere`,
     });
     try {
       const response = await fetch(`${server.baseUrl}/v1/users`);
@@ -57,7 +57,7 @@ describe('JSON logs from the first line (NODE_ENV=production)', () => {
         NODE_ENV: 'production',
         HOST: '127.0.0.1',
         PORT: String((taken.address() as { port: number }).port),
-        DATABASE_URL: `mysql://root@127.0.0.1:${await freePort()}/nowhere`,
+        DATABASE_URL: `mysql://root@127.0.0.1:${REFUSED_PORT}/nowhere`,
       });
       expect(result.code).toBe(1);
       expect(result.stdout + result.stderr).not.toContain('\u001b[');

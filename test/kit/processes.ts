@@ -6,6 +6,13 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 export const PROJECT_ROOT = join(__dirname, '..', '..');
 
+/**
+ * A port on 127.0.0.1 nothing listens on, for a dependency that is down: below the ephemeral range
+ * that `listen(0)` (each supertest request) draws from, so no other worker's server can take it, as
+ * one can a port `freePort` freed (Redis then met an HTTP server's reply, not ECONNREFUSED).
+ */
+export const REFUSED_PORT = 1;
+
 /** A port nothing listens on right now. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
