@@ -1,5 +1,5 @@
 import { toSqlDatetime } from '../../src/database/row-values';
-import { startTestApp, TestApp } from '../kit';
+import { pageIds, parseLinks, startTestApp, TestApp, testTarget } from '../kit';
 
 /**
  * Two inserts may commit out of order: a count sees id 1,000 while id 500 is still uncommitted.
@@ -109,4 +109,53 @@ describe('rows committed late below an id a count has seen', () => {
     await insertWithId(500);
     expect(await fromTheEnd(window, 3)).toEqual(await idsInDatabase('success = 1'));
   });
+});
+
+/**
+ * A change feed (users `sort=updated_at`, ascending) read while an update's transaction is open:
+ * a later update commits first, and the feed must not pass it before the earlier one is visible.
+ * Two open transactions need a server: MariaDB only.
+ */
+describe('a change feed and an update committed late', () => {
+  const onMysql = (name: string, test: () => Promise<void>) =>
+    testTarget === 'mysql' && it(name, test);
+  const HOLDBACK_MS = 1500;
+
+  onMysql(
+    'serves both updates in order once the earlier has committed, skipping none',
+    async () => {
+      const kit = await startTestApp({ env: { TAIL_HOLDBACK_MS: String(HOLDBACK_MS) } });
+      const runner = kit.dataSource.createQueryRunner();
+      try {
+        const api = kit.as(await kit.token());
+        const { id: organization_id } = await kit.data.organization();
+        const [early, late] = [
+          await kit.data.user({ organization_id }),
+          await kit.data.user({ organization_id }),
+        ];
+        const feed = `/v1/users?organization_id=${organization_id}&sort=updated_at&updated_from=2026-02-01T00:00:00Z`;
+        const start = await api.get(feed).expect(200);
+        expect(pageIds(start.body)).toEqual([]);
+        const next = parseLinks(start.headers.link).next;
+
+        await runner.connect();
+        await runner.startTransaction();
+        await runner.query('UPDATE users SET updated_at = NOW(3) WHERE id = ?', [early.id]);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await kit.dataSource.query('UPDATE users SET updated_at = NOW(3) WHERE id = ?', [late.id]);
+        // The later update is visible, the earlier not yet: the feed holds the later one back.
+        const meanwhile = await api.get(next).expect(200);
+        expect(pageIds(meanwhile.body)).toEqual([]);
+        await runner.commitTransaction();
+
+        await new Promise((resolve) => setTimeout(resolve, HOLDBACK_MS + 200));
+        const after = await api.get(parseLinks(meanwhile.headers.link).next).expect(200);
+        expect(pageIds(after.body)).toEqual([early.id, late.id]);
+      } finally {
+        if (runner.isTransactionActive) await runner.rollbackTransaction();
+        await runner.release();
+        await kit.close();
+      }
+    },
+  );
 });
