@@ -125,9 +125,9 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     const { port } = server.address() as AddressInfo;
     // A fault, not a stand-in: the first chunk is read from the database, the second fails.
     const repository = kit.app.get(LoginActivitiesRepository);
-    const original = repository.findFirst.bind(repository);
-    const findFirst = jest
-      .spyOn(repository, 'findFirst')
+    const original = repository.findForward.bind(repository);
+    const findForward = jest
+      .spyOn(repository, 'findForward')
       .mockImplementationOnce(original)
       .mockImplementationOnce(async () => {
         throw new Error('connection lost');
@@ -153,7 +153,7 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
       request.on('error', () => resolve({ complete: false, lines: -1 }));
       request.end();
     });
-    findFirst.mockRestore();
+    findForward.mockRestore();
     expect(outcome.complete).toBe(false);
     expect(outcome.lines).toBe(1000);
   });
@@ -163,7 +163,7 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     if (!server.listening) await new Promise<void>((resolve) => server.listen(0, resolve));
     const { port } = server.address() as AddressInfo;
     const repository = kit.app.get(LoginActivitiesRepository);
-    const findFirst = jest.spyOn(repository, 'findFirst');
+    const findForward = jest.spyOn(repository, 'findForward');
     // 64 chunks' worth of rows: more than the sockets' buffers hold.
     for (let i = 0; i < 5; i++) {
       await kit.dataSource.query(
@@ -195,10 +195,10 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
       request.end();
     });
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const reads = findFirst.mock.calls.length;
+    const reads = findForward.mock.calls.length;
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const later = findFirst.mock.calls.length;
-    findFirst.mockRestore();
+    const later = findForward.mock.calls.length;
+    findForward.mockRestore();
     // No chunk was read after the first second, and far fewer than the 67 of a whole export.
     expect(later).toBe(reads);
     expect(reads).toBeLessThan(40);

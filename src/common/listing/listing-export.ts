@@ -84,7 +84,12 @@ export class ListingExporter {
       if (ended || remaining <= 0) return undefined;
       const rows = Math.min(EXPORT_CHUNK_ROWS, remaining);
       const from = position ? after(walk, position) : walk.criteria;
-      const { items, completeAsOf } = await repository.findFirst(from, rows, this.walks.options);
+      const { items, completeAsOf } = await repository.findForward(
+        from,
+        0,
+        rows,
+        this.walks.options,
+      );
       const shown = walk.tail ? this.walks.heldBack(items, completeAsOf, walk.tail) : items;
       ended = shown.length < rows;
       remaining -= shown.length;

@@ -48,21 +48,7 @@ export interface ListingQueryClass extends Type<unknown> {
 /** A listing's definition: where its rows live, plus what its query DTO declares. */
 export function defineListing(
   query: ListingQueryClass,
-  source: Pick<
-    ListingDefinition,
-    | 'resource'
-    | 'table'
-    | 'organizationColumn'
-    | 'indexes'
-    | 'rollup'
-    | 'immutableTimestamps'
-    | 'changedAt'
-  >,
+  source: Omit<ListingDefinition, 'sortableColumns' | 'filters'>,
 ): ListingDefinition {
-  const definition = {
-    ...source,
-    sortableColumns: query.sortableColumns,
-    filters: filtersOf(query),
-  };
-  return definition;
+  return { ...source, sortableColumns: query.sortableColumns, filters: filtersOf(query) };
 }

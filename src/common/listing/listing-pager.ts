@@ -96,7 +96,7 @@ export class ListingPager {
     // One row more than the page says whether the walk goes on, whatever the (cached) total.
     const [counted, read] = await Promise.all([
       this.totals.of(walk),
-      repository.findFirst(after(walk, position), walk.limit + 1, this.walks.options),
+      repository.findForward(after(walk, position), 0, walk.limit + 1, this.walks.options),
     ]);
     const more = read.items.length > walk.limit;
     const items = more ? read.items.slice(0, walk.limit) : read.items;
@@ -213,18 +213,8 @@ export class ListingPager {
           between: ascending ? { from: at } : { to: at - 1 },
           ...(column === 'id' && { idRange: true }),
         };
-        // Planned again for the short stretch it reads from the bucket's edge.
-        const ranges = new Set([...criteria.bound.ranges, column]);
-        const within = this.walks.planned(
-          repository,
-          {
-            ...criteria,
-            conditions: [...criteria.conditions, from],
-            bound: { ...criteria.bound, ranges },
-          },
-          offset - before + limit,
-        );
-        return repository.findForward(within, offset - before, limit, this.walks.options);
+        const conditions = [...criteria.conditions, from];
+        return this.readFrom(walk, { ...criteria, conditions }, offset - before);
       }
       before += rows;
     }
@@ -274,7 +264,12 @@ export class ListingPager {
     const positions = candidates.map((mark) => markPosition(walk, mark));
     const counts = await walk.repository.countUpTo(walk.criteria, positions, this.walks.options);
     const last = counts.findLastIndex((rows) => rows <= offset);
-    return last < 0 ? undefined : this.pageAfter(walk, positions[last], offset - counts[last]);
+    if (last < 0) return undefined;
+    return this.readFrom(
+      walk,
+      afterPosition(walk.criteria, positions[last]),
+      offset - counts[last],
+    );
   }
 
   private async pageFromMark<TItem extends { id: number }>(
@@ -304,21 +299,18 @@ export class ListingPager {
     }
     const position = markPosition(walk, mark);
     const before = allAppended && (await appended(upToPosition(criteria, position)));
-    return this.pageAfter(walk, position, offset - (upTo(mark) - left) - before);
+    const skip = offset - (upTo(mark) - left) - before;
+    return this.readFrom(walk, afterPosition(criteria, position), skip);
   }
 
-  /** The page `skip` rows after `position`, read forward like a cursor's step. */
-  private pageAfter<TItem extends { id: number }>(
-    { repository, criteria, limit }: Walk<TItem>,
-    position: { value: unknown; id: number },
+  /** The page `skip` rows into `from` (past a position or a bucket's edge), read forward. */
+  private readFrom<TItem extends { id: number }>(
+    { repository, limit }: Walk<TItem>,
+    from: ListingCriteria,
     skip: number,
   ): Promise<Rows<TItem>> {
-    const ranges = new Set([...criteria.bound.ranges, criteria.sortColumn]);
-    const within = this.walks.planned(
-      repository,
-      { ...afterPosition(criteria, position), bound: { ...criteria.bound, ranges } },
-      skip + limit,
-    );
+    const bound = { ...from.bound, ranges: new Set([...from.bound.ranges, from.sortColumn]) };
+    const within = this.walks.planned(repository, { ...from, bound }, skip + limit);
     return repository.findForward(within, skip, limit, this.walks.options);
   }
 

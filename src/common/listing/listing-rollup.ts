@@ -125,16 +125,7 @@ class Rollup {
   }
 
   /** Every combination's rows per hour, ascending, with each hour's lowest and highest id. */
-  byHour(): Bucket[] {
-    return this.hourlyOnce().buckets;
-  }
-
-  /** Every combination's rows. */
-  total(): number {
-    return this.hourlyOnce().total;
-  }
-
-  private hourlyOnce(): { buckets: Bucket[]; total: number } {
+  byHour(): { buckets: Bucket[]; total: number } {
     if (!this.hourly) {
       const hours = new Map<number, Bucket>();
       let total = 0;
@@ -153,7 +144,7 @@ class Rollup {
   /** Each hour's lowest and highest id, when each hour's ids all follow the previous hour's. */
   idRanges(): Map<number, [number, number]> | undefined {
     if (this.ranges === undefined) {
-      const hours = this.byHour();
+      const hours = this.byHour().buckets;
       const ordered = hours.every(([, , first], i) => i === 0 || hours[i - 1][3]! < first!);
       this.ranges = ordered
         ? new Map(hours.map(([hour, , first, last]) => [hour, [first!, last!]]))
@@ -176,7 +167,7 @@ class Rollup {
       const runs: [number, number][] = [];
       let run: [number, number] | undefined;
       let cut = 0;
-      for (const [hour, , low, high] of this.byHour()) {
+      for (const [hour, , low, high] of this.byHour().buckets) {
         if (hour < first || hour >= end || high! < from || low! > to) {
           run = undefined;
         } else if (low! >= from && high! <= to) {
@@ -371,7 +362,7 @@ export class ListingRollups {
   ): (ListingTotal & { buckets: Bucket[] }) | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     if (!rollup || repository.definition.rollup?.time !== column) return undefined;
-    return { total: rollup.total(), buckets: rollup.byHour(), maxId: rollup.maxId };
+    return { ...rollup.byHour(), maxId: rollup.maxId };
   }
 
   /** An estimate of `conditions`' rows from the rollup as it is (partial hours taken whole). */

@@ -123,12 +123,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     options: PageOptions = {},
     bucket?: SortBucket,
   ): Promise<ListingTotal> {
-    const read = await this.statementRunners.read(
+    return this.value(
       false,
       (runner, statements) => this.countIn(runner, statements, criteria, bucket),
       options,
     );
-    return read.value;
   }
 
   /**
@@ -143,13 +142,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<ListingTotal> {
     const from = this.recentFrom(floor);
     // Two statements (the rows, and those above the settled id) read one snapshot; one needs none.
-    const read = await this.statementRunners.read(
+    return this.value(
       from !== undefined && from !== floor,
       (runner, statements) =>
         this.countSettledIn(runner, statements, criteria, bucket, floor, from),
       options,
     );
-    return read.value;
   }
 
   private async countSettledIn(
@@ -402,15 +400,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return changed.length > 0;
   }
 
-  /** The first `limit` rows of `criteria` (a keyset step: the criteria carry the position). */
-  async findFirst(
-    criteria: ListingCriteria,
-    limit: number,
-    options: PageOptions = {},
-  ): Promise<Rows<TItem>> {
-    return this.findForward(criteria, 0, limit, options);
-  }
-
   /** The rows `offset` to `offset + limit` of `criteria`, walked forward from its start. */
   async findForward(
     criteria: ListingCriteria,
@@ -513,13 +502,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /** The rows of one statement, read on the server that serves reads now. */
-  private async select<T>(statement: Statement, options: PageOptions): Promise<T[]> {
-    const read = await this.statementRunners.read(
-      false,
-      (runner, statements) => statements.run<T>(runner, statement),
-      options,
-    );
-    return read.value;
+  private select<T>(statement: Statement, options: PageOptions): Promise<T[]> {
+    return this.value(false, (runner, statements) => statements.run<T>(runner, statement), options);
+  }
+
+  /** What one read's work returns, on the server that serves reads now. */
+  private async value<T>(snapshot: boolean, work: ReadWork<T>, options: PageOptions): Promise<T> {
+    return (await this.statementRunners.read(snapshot, work, options)).value;
   }
 
   private async readRows(

@@ -17,11 +17,6 @@ import { Page } from './page';
 /** What a listing reply depends on besides its URL: the token (its scope) and the format asked for. */
 const VARIES_WITH = 'Authorization, Accept';
 
-export interface PageEnvelope<T> {
-  data: T[];
-  pagination: { current_page: number; limit: number; page_count: number };
-}
-
 /**
  * Renders a `Page` as the `{data, pagination}` envelope with X-Total-Count, Link, Cache-Control and
  * its ETag, and answers `If-None-Match` whatever Cache-Control the request carries (Express's
@@ -77,7 +72,7 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
   }
 }
 
-export function toEnvelope<T>(page: Page<T>): PageEnvelope<T> {
+export function toEnvelope<T>(page: Page<T>) {
   return {
     data: page.items,
     pagination: { current_page: page.page, limit: page.limit, page_count: page.pageCount },
