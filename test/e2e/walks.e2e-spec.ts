@@ -289,6 +289,20 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
     expect(pageIds(again.body)).toEqual([]);
   });
 
+  it('holds a change dated ahead in a change feed until its time, so later changes still come', async () => {
+    const { id: organization_id } = await kit.data.organization();
+    const old = await kit.data.user({ organization_id, updated_at: new Date('2026-03-01') });
+    const ahead = await kit.data.user({ organization_id, updated_at: new Date('2099-01-01') });
+    const api = kit.as(token);
+    const first = await api.get(`/v1/users?organization_id=${organization_id}&sort=updated_at`);
+    expect(pageIds(first.body)).toEqual([old.id]);
+    // A change made after the page: served next, not left behind a cursor parked in 2099.
+    const changed = await kit.data.user({ organization_id, updated_at: new Date('2026-03-02') });
+    const later = await api.get(parseLinks(first.headers.link).next).expect(200);
+    expect(pageIds(later.body)).toEqual([changed.id]);
+    expect(ahead.id).toBeGreaterThan(old.id);
+  });
+
   it('gives an empty change feed a next that returns the changes made later', async () => {
     const { id: organization_id } = await kit.data.organization();
     const api = kit.as(token);

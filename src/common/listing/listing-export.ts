@@ -90,7 +90,7 @@ export class ListingExporter {
         rows,
         this.walks.options,
       );
-      const shown = walk.tail ? this.walks.heldBack(items, completeAsOf, walk.tail) : items;
+      const shown = this.walks.heldBack(walk, items, completeAsOf);
       ended = shown.length < rows;
       remaining -= shown.length;
       const last = shown.at(-1);

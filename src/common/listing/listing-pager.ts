@@ -325,7 +325,7 @@ export class ListingPager {
     from?: WalkPosition,
   ): Page<TItem> {
     const { limit, tail } = walk;
-    const shown = tail ? this.walks.heldBack(items, completeAsOf, tail) : items;
+    const shown = this.walks.heldBack(walk, items, completeAsOf);
     const last = shown.at(-1);
     let next: WalkPosition | undefined;
     // Held-back rows (or none yet) end a walk with a tail for now, not for good: it goes on.

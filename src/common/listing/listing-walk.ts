@@ -209,15 +209,24 @@ export class ListingWalks {
   }
 
   /**
-   * `items` up to the first whose `column` (created, or changed) is less than TAIL_HOLDBACK_MS
-   * before `completeAsOf`: a row still being committed could overtake the newest rows of the walk.
+   * The walk's `items` up to the first whose tail column (created, or changed) is less than
+   * TAIL_HOLDBACK_MS before `completeAsOf`: a row still being committed could overtake the newest.
    */
-  heldBack<TItem>(items: TItem[], completeAsOf: number, column: string): TItem[] {
-    if (this.tailHoldbackMs <= 0 || items.length === 0) return items;
+  heldBack<TItem extends { id: number }>(
+    { tail, criteria }: Walk<TItem>,
+    items: TItem[],
+    completeAsOf: number,
+  ): TItem[] {
+    if (!tail || this.tailHoldbackMs <= 0 || items.length === 0) return items;
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
-    const latestWriteTime = new Date(completeAsOf + FUTURE_DATED_MS).toISOString();
+    // In id order a row dated far ahead would hold back every later id for ever; in its own order
+    // (a change feed) only rows dated later still, and served it would carry the cursor past now.
+    const latestWriteTime =
+      criteria.sortColumn === tail
+        ? '\uffff'
+        : new Date(completeAsOf + FUTURE_DATED_MS).toISOString();
     const first = items.findIndex((item) => {
-      const written = (item as Record<string, unknown>)[column];
+      const written = (item as Record<string, unknown>)[tail];
       return typeof written === 'string' && written >= cutoff && written <= latestWriteTime;
     });
     return first < 0 ? items : items.slice(0, first);
