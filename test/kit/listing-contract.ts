@@ -225,8 +225,7 @@ export function describeListingContract(listing: ListingContract): void {
       expect(params(links.first)).toEqual({ limit: '4', page: '1', sort: '-id' });
       expect(params(links.prev)).toEqual({ limit: '4', page: '1', sort: '-id' });
       expect(params(links.last)).toEqual({ limit: '4', page: String(count), sort: '-id' });
-      // `next` may name a page or carry a cursor: whichever, it keeps the request's parameters
-      // and leads to the next page.
+      // `next` carries a cursor, keeps the request's parameters and leads to the next page.
       expect(params(links.next)).toMatchObject({ limit: '4', sort: '-id' });
       const next = await list(api, links.next.slice(listing.path.length));
       expect(next.body.pagination).toEqual({ current_page: 3, limit: 4, page_count: count });
