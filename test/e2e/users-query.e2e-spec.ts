@@ -212,6 +212,12 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
         created_to: '2026-03-01T10:00:01Z',
       });
       expect(seconds).toEqual(expected({ created_from: iso(0), created_to: iso(1000) }));
+      // RFC 3339 allows lower case for the separator and the zone.
+      const lowerCase = await listed({
+        created_from: '2026-03-01t11:00:00+01:00',
+        created_to: '2026-03-01t10:00:01z',
+      });
+      expect(lowerCase).toEqual(seconds);
       const dates = await listed({ created_from: '2026-03-01', created_to: '2026-03-02' });
       expect(dates).toEqual(ids(users).sort((a, b) => a - b));
       expect(await listed({ created_to: '2026-03-01' })).toEqual([]);

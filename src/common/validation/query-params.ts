@@ -105,10 +105,12 @@ export function BooleanParam(description?: string): PropertyDecorator {
 const ISO_TIMESTAMP =
   /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
-function parseTimestamp(value: unknown): unknown {
-  if (typeof value !== 'string' || !ISO_TIMESTAMP.test(value)) return value;
+function parseTimestamp(raw: unknown): unknown {
+  // RFC 3339 (OpenAPI's date-time) allows a lower-case `t` and `z`.
+  const value = typeof raw === 'string' ? raw.toUpperCase() : raw;
+  if (typeof value !== 'string' || !ISO_TIMESTAMP.test(value)) return raw;
   const date = new Date(value.length === 10 ? `${value}T00:00:00Z` : value);
-  if (Number.isNaN(date.getTime())) return value;
+  if (Number.isNaN(date.getTime())) return raw;
   // Reject calendar overflow such as 2026-02-31, which Date would silently roll over.
   const [year, month, day] = value.slice(0, 10).split('-').map(Number);
   const offsetMinutes = zoneOffsetMinutes(value);
@@ -118,7 +120,7 @@ function parseTimestamp(value: unknown): unknown {
     local.getUTCMonth() + 1 !== month ||
     local.getUTCDate() !== day
   ) {
-    return value;
+    return raw;
   }
   // Rows keep milliseconds: a finer instant bounds them as the next millisecond does (Date cuts it).
   const finer = /\.\d{3}(\d+)/.exec(value)?.[1];
