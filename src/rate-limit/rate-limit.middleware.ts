@@ -1,6 +1,5 @@
 import { HttpStatus, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import onHeaders from 'on-headers';
 import { hashToken, presentedToken } from '../auth/token-format';
 import { EXPORTED_ROWS } from '../common/listing/listing-export';
 import { sendProblem } from '../common/problem-details/problem-details.filter';
@@ -65,16 +64,12 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
         );
         return;
       }
-      const announce = (remaining: number) =>
-        response.setHeader('RateLimit', `"default";r=${remaining};t=${decision.resetSeconds}`);
-      announce(decision.remaining);
+      // A 304 spends a request too: it reads its page to compare the ETag, as a 200 does.
+      response.setHeader(
+        'RateLimit',
+        `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
+      );
       const failed = (error: unknown) => logger.warn(`rate limit not settled: ${String(error)}`);
-      // A 304 spends nothing (its headers still announce the budget): the request is given back.
-      onHeaders(response, () => {
-        if (response.statusCode !== HttpStatus.NOT_MODIFIED) return;
-        announce(Math.min(limits.perMinute, decision.remaining + 1));
-        limits.refund(key).catch(failed);
-      });
       response.on('close', () => {
         const rows = Number(response.locals[EXPORTED_ROWS] ?? 0);
         limits.charge(key, Math.floor(rows / rowsPerRequest)).catch(failed);

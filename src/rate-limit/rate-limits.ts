@@ -70,11 +70,6 @@ export class RateLimits {
     }
   }
 
-  /** Gives back one request of `key`'s budget (a 304 spends none). */
-  async refund(key: string): Promise<void> {
-    await this.requests?.reward(key, 1);
-  }
-
   /** Spends `points` more of `key`'s budget, past its end if need be (an export's rows). */
   async charge(key: string, points: number): Promise<void> {
     if (points > 0) await this.requests?.penalty(key, points);
