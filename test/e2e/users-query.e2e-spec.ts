@@ -249,6 +249,28 @@ describe('GET /v1/users: filters, sorting, keyset', () => {
       expect(response.body.detail).toContain(parameter);
     });
 
+    it.each([
+      'created_to=9999-12-31T23:59:59.9999Z',
+      'updated_from=9999-12-31T23:59:59-00:01',
+      'created_from=0000-01-01T00:00:00%2B01:00',
+      'updated_to=0000-12-31T23:59:59Z',
+    ])('?%s, outside the instants a row can hold, answers 400 naming the range', async (query) => {
+      const response = await get(query).expect(400);
+      expect(response.body.errors).toEqual([
+        {
+          parameter: query.split('=')[0],
+          message: 'must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z',
+        },
+      ]);
+    });
+
+    it('takes the first and the last instant a row can hold', async () => {
+      const response = await get(
+        'created_from=0001-01-01T00:00:00Z&created_to=9999-12-31T23:59:59.999Z&limit=100',
+      ).expect(200);
+      expect(idsOf(response)).toEqual(ids([...users].sort((a, b) => a.id - b.id)));
+    });
+
     it('names the minimum length of q', async () => {
       const response = await get('q=a').expect(400);
       expect(response.body.errors[0].message).toContain('2');

@@ -105,6 +105,13 @@ export function BooleanParam(description?: string): PropertyDecorator {
 const ISO_TIMESTAMP =
   /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
+/** The instants a DATETIME column holds: a bound outside them cannot be compared with a row. */
+const EARLIEST_TIMESTAMP = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_TIMESTAMP = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** A well-formed timestamp outside EARLIEST_TIMESTAMP..LATEST_TIMESTAMP (after its zone and rounding). */
+class TimestampOutOfRange {}
+
 function parseTimestamp(raw: unknown): unknown {
   // RFC 3339 (OpenAPI's date-time) allows a lower-case `t` and `z`.
   const value = typeof raw === 'string' ? raw.toUpperCase() : raw;
@@ -124,7 +131,9 @@ function parseTimestamp(raw: unknown): unknown {
   }
   // Rows keep milliseconds: a finer instant bounds them as the next millisecond does (Date cuts it).
   const finer = /\.\d{3}(\d+)/.exec(value)?.[1];
-  return finer && /[1-9]/.test(finer) ? new Date(date.getTime() + 1) : date;
+  const bound = finer && /[1-9]/.test(finer) ? new Date(date.getTime() + 1) : date;
+  const time = bound.getTime();
+  return time < EARLIEST_TIMESTAMP || time > LATEST_TIMESTAMP ? new TimestampOutOfRange() : bound;
 }
 
 function zoneOffsetMinutes(value: string): number {
@@ -137,7 +146,7 @@ function zoneOffsetMinutes(value: string): number {
 const TIMESTAMP_FORMS =
   'An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), ' +
   'or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant ' +
-  'finer than that bounds them as the next millisecond does.';
+  'finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.';
 
 export function TimestampParam(description?: string): PropertyDecorator {
   return applyDecorators(
@@ -158,11 +167,13 @@ export function TimestampParam(description?: string): PropertyDecorator {
       validator: {
         validate: (value: unknown) => value instanceof Date,
         defaultMessage: (args) =>
-          'must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-21T09:30:00Z, or a date, e.g. 2026-11-21' +
-          // `+01:00` sent unencoded arrives as ` 01:00`: a query string's `+` is a space.
-          (typeof args?.value === 'string' && /T[\d:.]+ \d{2}(:?\d{2})?$/.test(args.value)
-            ? "; send the offset's + as %2B (a bare + in a URL means a space)"
-            : ''),
+          args?.value instanceof TimestampOutOfRange
+            ? 'must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z'
+            : 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-21T09:30:00Z, or a date, e.g. 2026-11-21' +
+              // `+01:00` sent unencoded arrives as ` 01:00`: a query string's `+` is a space.
+              (typeof args?.value === 'string' && /T[\d:.]+ \d{2}(:?\d{2})?$/.test(args.value)
+                ? "; send the offset's + as %2B (a bare + in a URL means a space)"
+                : ''),
       },
     }),
   );
