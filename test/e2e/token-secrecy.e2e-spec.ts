@@ -42,10 +42,10 @@ describe('token secrecy in logs, error bodies and metrics', () => {
   it('appears in no log line, reply body or metric, whatever the request', async () => {
     const token = await createToken('secret-keeper', 'users:read');
     const unknown = `lsk_${'A'.repeat(43)}`;
-    const call = (path: string, authorization?: string, method = 'GET') =>
+    const call = (path: string, authorization?: string, method = 'GET', headers = {}) =>
       fetch(`${server.baseUrl}${path}`, {
         method,
-        headers: authorization ? { Authorization: authorization } : {},
+        headers: { ...headers, ...(authorization ? { Authorization: authorization } : {}) },
       });
     const replies = [
       await call('/v1/users', `Bearer ${token}`),
@@ -58,9 +58,13 @@ describe('token secrecy in logs, error bodies and metrics', () => {
       await call('/v1/users', `Bearer ${token}`), // the token's seventh request: over the limit
       await call('/v1/users', `Bearer ${unknown}`),
       await call('/v1/users', `Basic ${token}`),
+      // Percent-encoded, the prefix too, and as a request id (echoed and logged when sane).
+      await call(`/v1/%6Csk_${token.slice(4)}`),
+      await call(`/v1/users?x=lsk%5F${token.slice(4)}`),
+      await call('/v1/users', undefined, 'GET', { 'X-Request-Id': token }),
     ];
     const statuses = replies.map((reply) => reply.status);
-    expect(statuses).toEqual([200, 400, 400, 403, 401, 404, 405, 429, 401, 401]);
+    expect(statuses).toEqual([200, 400, 400, 403, 401, 404, 405, 429, 401, 401, 404, 401, 401]);
     for (const reply of replies) {
       const text = (await reply.text()) + JSON.stringify([...reply.headers]);
       expect(text).not.toContain(token.slice(4));

@@ -1,5 +1,9 @@
-/** Anything shaped like one of our tokens, as it may appear (percent-encoded or not) in a URL. */
-const TOKEN_IN_TEXT = /lsk_(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){20,}/g;
+/**
+ * Anything shaped like one of our tokens, as it may appear in a URL: any of its characters, the
+ * prefix's included, may be percent-encoded.
+ */
+const TOKEN_IN_TEXT =
+  /(?:l|%6c)(?:s|%73)(?:k|%6b)(?:_|%5f)(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){20,}/gi;
 
 /**
  * Blanks out anything token-shaped. Tokens belong in the Authorization header only, but a client

@@ -1,15 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { redactTokens } from '../auth/token-redaction';
 
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * Gives every request an id: the client's `X-Request-Id` when it is a sane value, else a new UUID.
- * The id is echoed on the reply, logged, and put in problem bodies.
+ * Gives every request an id: the client's `X-Request-Id` when it is a sane value (not one of our
+ * tokens), else a new UUID. The id is echoed on the reply, logged, and put in problem bodies.
  */
 export function requestIdMiddleware(request: Request, response: Response, next: NextFunction) {
   const incoming = request.headers['x-request-id'];
-  const id = typeof incoming === 'string' && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
+  const sane =
+    typeof incoming === 'string' &&
+    ACCEPTABLE_ID.test(incoming) &&
+    redactTokens(incoming) === incoming;
+  const id = sane ? incoming : randomUUID();
   request.id = id;
   response.setHeader('X-Request-Id', id);
   next();
