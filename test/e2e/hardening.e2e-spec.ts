@@ -161,6 +161,21 @@ describe('HTTP hardening', () => {
     expect(reply).not.toContain('problem+json');
   });
 
+  it('refuses more than one Authorization header with 400, whichever comes first', async () => {
+    const other = `lsk_${'A'.repeat(43)}`;
+    for (const [first, second] of [
+      [token, other],
+      [other, token],
+    ]) {
+      const reply = await rawExchange(
+        `GET /v1/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${first}\r\n` +
+          `authorization: Bearer ${second}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+      expect(reply).toContain('more than one Authorization header');
+    }
+  });
+
   /** A listing request that carries a body, which no route reads. */
   const getUsersWithBody = (contentType: string, body: string) =>
     kit

@@ -17,7 +17,7 @@ export const MAX_BODY_BYTES = 1024;
 export function applyServerLimits(server: Server): void {
   // Not in the type definitions, but read by Node for every new connection.
   (server as Server & { maxHeaderSize?: number }).maxHeaderSize = MAX_HEADER_BYTES;
-  server.maxHeadersCount = 100;
+  server.maxHeadersCount = 100; // named in parser-errors' 431
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   answerParserErrors(server, MAX_HEADER_BYTES);
