@@ -4,11 +4,12 @@ import type { Logger } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import type { Principal } from '../common/auth/principal';
 import { redactTokens } from '../common/auth/token-redaction';
+import { pathAndQuery } from '../common/http/request-target';
 import { routeTemplate } from './logger-options';
 
 /** The path without its query string, with any token pasted into it blanked out. */
 function loggedPath(request: IncomingMessage): string {
-  const url = (request as Request).originalUrl ?? request.url ?? '';
+  const url = pathAndQuery((request as Request).originalUrl ?? request.url ?? '');
   const query = url.indexOf('?');
   return redactTokens(query < 0 ? url : url.slice(0, query));
 }

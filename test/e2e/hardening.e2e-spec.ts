@@ -176,6 +176,21 @@ describe('HTTP hardening', () => {
     }
   });
 
+  it('links and names only paths for an absolute-form request target, never its host', async () => {
+    const reply = await rawExchange(
+      `GET http://elsewhere.example/v1/users?limit=1 HTTP/1.1\r\nHost: x\r\n` +
+        `Authorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+    expect(reply).toMatch(/\r\nLink: <\/v1\/users\?/);
+    const missing = await rawExchange(
+      `GET http://elsewhere.example/v1/nowhere HTTP/1.1\r\nHost: x\r\n` +
+        `Authorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(missing).toContain('"instance":"/v1/nowhere"');
+    expect(reply + missing).not.toContain('elsewhere.example');
+  });
+
   /** A listing request that carries a body, which no route reads. */
   const getUsersWithBody = (contentType: string, body: string) =>
     kit

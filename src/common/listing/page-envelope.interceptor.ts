@@ -12,6 +12,7 @@ import { map, Observable } from 'rxjs';
 import { NotModified } from '../problem-details/problem.exception';
 import { EXPORTED_ROWS, ListingExport } from './listing-export';
 import { NDJSON } from './listing-format.decorator';
+import { pathAndQuery } from '../http/request-target';
 import { Page } from './page';
 
 /** What a listing reply depends on besides its URL: the token (its scope) and the format asked for. */
@@ -35,7 +36,7 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         if (!(result instanceof Page)) return result;
         const request = http.getRequest<Request>();
         response.setHeader('X-Total-Count', String(result.total));
-        const link = linkHeader(request.originalUrl, result);
+        const link = linkHeader(pathAndQuery(request.originalUrl), result);
         if (link) response.setHeader('Link', link);
         // Caches may keep it (per user) but must revalidate it each time: the ETag makes that cheap.
         response.setHeader('Cache-Control', 'private, no-cache');

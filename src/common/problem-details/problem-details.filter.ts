@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
+import { pathAndQuery } from '../http/request-target';
 import { redactTokens } from '../auth/token-redaction';
 import { NotModified, ProblemException, ProblemOptions } from './problem.exception';
 import { isDatabaseUnavailable } from './database-errors';
@@ -37,7 +38,7 @@ export function sendProblem(
     title: STATUS_CODES[status] ?? 'Error',
     status,
     detail,
-    instance: request.originalUrl ?? request.url,
+    instance: pathAndQuery(request.originalUrl ?? request.url),
     request_id: request.id === undefined ? undefined : String(request.id),
     ...(options.errors ? { errors: options.errors } : {}),
   };
