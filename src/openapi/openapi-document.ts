@@ -54,7 +54,8 @@ skipped or repeated. \`after_id\` (\`0\`: from the start, with \`sort=id\`) and 
 
 **Tail polling.** On an ascending walk in \`id\` order, or in the order rows change (users'
 \`sort=updated_at\`), the last page, even an empty one, has a \`next\` link: following it later
-returns the rows appended (or changed) since. Rows written in the last few seconds
+returns the rows appended (or changed) since, until a window on that column (\`created_to\`,
+\`updated_to\`) has closed. Rows written in the last few seconds
 (TAIL_HOLDBACK_MS, 5 s by default) are held back from such walks and their exports, so that a
 write committed up to that late is never skipped (one committed later may be). A change dated ahead
 comes when its time has. A change feed does not report deleted rows, nor rows that left its filter.
@@ -79,8 +80,9 @@ Every error is RFC 9457 problem details (\`application/problem+json\`). Any bad 
 an \`errors\` list naming every offending parameter. Other methods than GET/HEAD answer 405 with
 \`Allow: GET, HEAD\`; unknown paths 404; a client accepting neither JSON nor NDJSON 406 (after the
 token is checked); a request with a body
-413. A request line and headers beyond 16 KiB answer 431, and a request that is not valid HTTP
-(raw non-ASCII characters in the URL, say) 400, both before any route and without RateLimit headers.
+413. A request line and headers beyond 16 KiB or 100 fields answer 431, and a request that is not
+valid HTTP (raw non-ASCII characters in the URL, say) or carries two \`Authorization\` headers 400,
+before any route and without RateLimit headers.
 
 ## Limits
 Each token has a request budget per minute, announced on every \`/v1\` reply by the IETF
@@ -214,7 +216,7 @@ const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
   '431': {
     name: 'RequestHeaderFieldsTooLarge',
     description:
-      'The request line and headers exceed 16 KiB. Answered as the request is parsed, before any route or rate limit: no RateLimit headers.',
+      'The request line and headers exceed 16 KiB, or the headers 100 fields. Answered before any route or rate limit: no RateLimit headers.',
     headers: [],
     beforeRoutes: true,
   },

@@ -156,6 +156,21 @@ describe('walks by Link: rel="next"', () => {
     expect(parseLinks(nothingNew.headers.link).next).toContain('cursor=');
   });
 
+  it('ends a walk with a tail whose window has closed: no row can enter it any more', async () => {
+    for (const path of [
+      '/v1/login_activities?limit=20&created_to=2026-06-02T00:00:00Z',
+      '/v1/users?limit=20&sort=updated_at&updated_to=2026-06-02T00:00:00Z',
+    ]) {
+      const pages = await walkByNext(path);
+      expect(pages.at(-1)!.items.length).toBeGreaterThan(0);
+      expect(pages.at(-1)!.next).toBeUndefined();
+    }
+    // Still open, it goes on.
+    const open = await walkByNext('/v1/users?limit=20&sort=updated_at&updated_to=2099-01-01');
+    expect(open.at(-1)!.items).toEqual([]);
+    expect(open.at(-1)!.next).toContain('cursor=');
+  });
+
   it('gives a descending walk no next on its last page', async () => {
     const pages = await walkByNext('/v1/login_activities?limit=20&sort=-id');
     expect(pages.at(-1)!.items.length).toBeGreaterThan(0);

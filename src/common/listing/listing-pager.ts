@@ -314,7 +314,7 @@ export class ListingPager {
     return repository.findForward(within, skip, limit, this.walks.options);
   }
 
-  /** The page with its `next` cursor; a walk with a tail always goes on (tail polling). */
+  /** The page with its `next` cursor; a walk with an open tail always goes on (tail polling). */
   private page<TItem extends { id: number }>(
     walk: Walk<TItem>,
     { items, completeAsOf }: Rows<TItem>,
@@ -324,14 +324,15 @@ export class ListingPager {
     more: boolean,
     from?: WalkPosition,
   ): Page<TItem> {
-    const { limit, tail } = walk;
+    const { limit } = walk;
     const shown = this.walks.heldBack(walk, items, completeAsOf);
+    const goesOn = this.walks.goesOn(walk, completeAsOf);
     const last = shown.at(-1);
     let next: WalkPosition | undefined;
     // Held-back rows (or none yet) end a walk with a tail for now, not for good: it goes on.
-    if (last && (tail || more)) {
+    if (last && (goesOn || more)) {
       next = positionAfter(walk, last, offset + shown.length);
-    } else if (!last && tail && (from || offset === 0)) {
+    } else if (!last && goesOn && (from || offset === 0)) {
       // An empty tail: the next poll starts where this one did.
       next = from ?? { value: null, id: walk.afterId ?? 0, offset: 0 };
     }

@@ -231,6 +231,21 @@ export class ListingWalks {
     });
     return first < 0 ? items : items.slice(0, first);
   }
+
+  /**
+   * Whether a walk with a tail goes on past its last row (tail polling): not once its window on
+   * the tail column closed TAIL_HOLDBACK_MS before the read, when no row can enter it any more.
+   */
+  goesOn<TItem extends { id: number }>(
+    { tail, criteria }: Walk<TItem>,
+    completeAsOf: number,
+  ): boolean {
+    if (!tail) return false;
+    const ends = criteria.conditions
+      .filter(({ binds, between }) => binds?.column === tail && between?.to !== undefined)
+      .map(({ between }) => between!.to! + 1);
+    return !(Math.min(...ends) <= completeAsOf - this.tailHoldbackMs);
+  }
 }
 
 /**

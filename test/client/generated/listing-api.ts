@@ -298,7 +298,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemView"];
             };
         };
-        /** @description The request line and headers exceed 16 KiB. Answered as the request is parsed, before any route or rate limit: no RateLimit headers. */
+        /** @description The request line and headers exceed 16 KiB, or the headers 100 fields. Answered before any route or rate limit: no RateLimit headers. */
         RequestHeaderFieldsTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -400,7 +400,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
                     "X-Total-Count"?: number;
-                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at`), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back). */
+                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at`), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, `updated_to`) has closed. */
                     Link?: string;
                     /** @description JSON pages: weak tag of the page and its total, the same for every content coding; send it back as `If-None-Match` to get a 304 when nothing changed. */
                     ETag?: string;
@@ -490,7 +490,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
                     "X-Total-Count"?: number;
-                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at`), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back). */
+                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at`), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, `updated_to`) has closed. */
                     Link?: string;
                     /** @description JSON pages: weak tag of the page and its total, the same for every content coding; send it back as `If-None-Match` to get a 304 when nothing changed. */
                     ETag?: string;
