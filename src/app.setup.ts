@@ -10,7 +10,11 @@ import { TokenAuthenticator } from './auth/token-authenticator';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
 import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
-import { applyServerLimits, requestBodyLimitMiddleware } from './common/http/request-limits';
+import {
+  applyServerLimits,
+  requestBodyLimitMiddleware,
+  requestHeaderFieldsMiddleware,
+} from './common/http/request-limits';
 import { collectGetRoutes } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
@@ -73,6 +77,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     }),
     // gzip or br as Accept-Encoding asks; streamed replies are flushed as they end.
     compression({ threshold: COMPRESSION_THRESHOLD_BYTES, filter: compressible }),
+    requestHeaderFieldsMiddleware,
   );
   // Before anything that could touch the database, and ahead of every other /v1 reply.
   express.use('/v1', rateLimitMiddleware(app.get(RateLimits), config.exportRowsPerRequest));

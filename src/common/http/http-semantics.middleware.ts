@@ -6,8 +6,7 @@ export const READ_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * Answers what routing alone would get wrong: 400 for a path that is not valid percent-encoding
- * (no route could match it, but it is the request that is wrong, not the address) or for more
- * than one `Authorization` field (Node keeps the first; a proxy may read another), 405 (with
+ * (no route could match it, but it is the request that is wrong, not the address), 405 (with
  * `Allow`) for any write method on a route that exists, since the service writes nothing. (406 is
  * the listings' own, negotiated after authentication: `ListingFormat`.) `knownPaths` is filled once the routes are registered.
  */
@@ -19,15 +18,6 @@ export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
         response,
         HttpStatus.BAD_REQUEST,
         'The request path is not valid percent-encoded UTF-8.',
-      );
-      return;
-    }
-    if (authorizationFields(request.rawHeaders) > 1) {
-      sendProblem(
-        request,
-        response,
-        HttpStatus.BAD_REQUEST,
-        'The request carries more than one Authorization header; send exactly one.',
       );
       return;
     }
@@ -44,15 +34,6 @@ export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
     }
     next();
   };
-}
-
-/** How many `Authorization` fields `rawHeaders` (name, value, name, value…) holds. */
-function authorizationFields(rawHeaders: readonly string[]): number {
-  let fields = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === 'authorization') fields++;
-  }
-  return fields;
 }
 
 function isDecodablePath(path: string): boolean {

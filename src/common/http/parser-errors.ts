@@ -7,10 +7,7 @@ import type { Duplex } from 'node:stream';
 const parserErrors = (
   maxHeaderBytes: number,
 ): Record<string, [status: number, detail: string]> => ({
-  HPE_HEADER_OVERFLOW: [
-    431,
-    `The request line and headers exceed ${maxHeaderBytes} bytes, or the headers 100 fields.`,
-  ],
+  HPE_HEADER_OVERFLOW: [431, `The request line and headers exceed ${maxHeaderBytes} bytes.`],
   HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'The request body is larger than this service takes.'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request was not received in time.'],
   HPE_INVALID_URL: [

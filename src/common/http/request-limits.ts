@@ -8,6 +8,8 @@ import { sendProblem } from '../problem-details/problem-details.filter';
 export const MAX_HEADER_BYTES = 16 * 1024;
 /** No route takes a body; anything bigger than this is refused unread. */
 export const MAX_BODY_BYTES = 1024;
+/** Header fields a request may carry; more answers 431 (`requestHeaderFieldsMiddleware`). */
+export const MAX_HEADER_FIELDS = 100;
 
 /**
  * Limits of the HTTP server itself: header size and count, and how long a client may take to
@@ -17,10 +19,49 @@ export const MAX_BODY_BYTES = 1024;
 export function applyServerLimits(server: Server): void {
   // Not in the type definitions, but read by Node for every new connection.
   (server as Server & { maxHeaderSize?: number }).maxHeaderSize = MAX_HEADER_BYTES;
-  server.maxHeadersCount = 100; // named in parser-errors' 431
+  // Past its count Node drops fields silently (a second Authorization among them): counted instead
+  // by requestHeaderFieldsMiddleware, which answers 431; the byte limit bounds them meanwhile.
+  server.maxHeadersCount = 0;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   answerParserErrors(server, MAX_HEADER_BYTES);
+}
+
+/**
+ * 431 past MAX_HEADER_FIELDS header fields, and 400 for more than one `Authorization` field (Node
+ * keeps the first; a proxy in front may read another): before the rate limit reads the token.
+ */
+export function requestHeaderFieldsMiddleware(
+  request: Request,
+  response: Response,
+  next: NextFunction,
+): void {
+  const { rawHeaders } = request;
+  if (rawHeaders.length / 2 > MAX_HEADER_FIELDS) {
+    sendProblem(
+      request,
+      response,
+      431, // Request Header Fields Too Large (not in HttpStatus)
+      `The request carries more than ${MAX_HEADER_FIELDS} header fields.`,
+    );
+    return;
+  }
+  let authorizations = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === 'authorization') {
+      authorizations++;
+    }
+  }
+  if (authorizations > 1) {
+    sendProblem(
+      request,
+      response,
+      HttpStatus.BAD_REQUEST,
+      'The request carries more than one Authorization header; send exactly one.',
+    );
+    return;
+  }
+  next();
 }
 
 /**
