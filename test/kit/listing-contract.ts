@@ -129,11 +129,21 @@ export function describeListingContract(listing: ListingContract): void {
       return seen;
     };
 
-    it('has a schema that serves its definition: sort columns NOT NULL, its indexes there', async () => {
+    it('serves its definition: sort columns NOT NULL, its indexes there, the holdback times in items', async () => {
       const resource = listing.path.split('/').at(-1);
       const definition = servedListings(kit).find((d) => d.resource === resource);
       if (!definition) throw new Error(`no listing repository has the resource ${resource}`);
       expect(await listingSchemaProblems(kit, definition)).toEqual([]);
+      // The holdback of tail walks reads these from the items: absent or not ISO 8601, it holds
+      // nothing back, and a row committed late is skipped.
+      const { body } = await list(api, '?limit=5');
+      const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+      for (const column of ['created_at', definition.changedAt].filter(Boolean) as string[]) {
+        for (const item of body.data)
+          expect({ [column]: item[column] }).toEqual({
+            [column]: expect.stringMatching(ISO_8601),
+          });
+      }
     });
 
     it('answers the envelope, exactly data and pagination, page 1 of 20 rows by id by default', async () => {

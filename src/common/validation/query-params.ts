@@ -171,7 +171,7 @@ export function TimestampParam(description?: string): PropertyDecorator {
             ? 'must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z'
             : 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-21T09:30:00Z, or a date, e.g. 2026-11-21' +
               // `+01:00` sent unencoded arrives as ` 01:00`: a query string's `+` is a space.
-              (typeof args?.value === 'string' && /T[\d:.]+ \d{2}(:?\d{2})?$/.test(args.value)
+              (typeof args?.value === 'string' && /T[\d:.]+ \d{2}(:?\d{2})?$/i.test(args.value)
                 ? "; send the offset's + as %2B (a bare + in a URL means a space)"
                 : ''),
       },
