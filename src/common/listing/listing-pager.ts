@@ -17,7 +17,7 @@ import { TOP_SORT_ROWS } from './listing-planner';
 import type { ListingFormat } from './listing-format.decorator';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingTotals } from './listing-totals';
-import { after, ListingWalks, positionAfter, Walk } from './listing-walk';
+import { after, ListingWalks, positionAfter, Walk, walkStartPosition } from './listing-walk';
 import type { ListingRepository, ListingTotal, Mark, Rows } from './listing.repository';
 import { Page } from './page';
 
@@ -334,7 +334,7 @@ export class ListingPager {
       next = positionAfter(walk, last, offset + shown.length);
     } else if (!last && goesOn && (from || offset === 0)) {
       // An empty tail: the next poll starts where this one did.
-      next = from ?? { value: null, id: walk.afterId ?? 0, offset: 0 };
+      next = from ?? walkStartPosition(walk);
     }
     const cursor = next && this.cursors.encode(walk.binding, next);
     return new Page(shown, Math.floor(offset / limit) + 1, limit, total, cursor);

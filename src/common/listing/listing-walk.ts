@@ -248,20 +248,28 @@ export class ListingWalks {
   }
 }
 
-/**
- * The criteria of the rows after `position` in `walk`'s order; with no sort value in a column's
- * order (sort columns are NOT NULL), the walk's start: an empty change feed's `next`.
- */
+/** The criteria of the rows after `position` in `walk`'s order. */
 export const after = <TItem extends { id: number }>(
   walk: Walk<TItem>,
   position: Pick<WalkPosition, 'value' | 'id'>,
 ) =>
-  position.value === null && walk.criteria.sortColumn !== 'id'
-    ? walk.criteria
-    : afterPosition(walk.criteria, {
-        id: position.id,
-        value: walk.repository.sortParameter(walk.criteria.sortColumn, position.value),
-      });
+  afterPosition(walk.criteria, {
+    id: position.id,
+    value: walk.repository.sortParameter(walk.criteria.sortColumn, position.value),
+  });
+
+/** Before any row a timestamp column can hold: where an empty change feed's next poll starts. */
+const BEFORE_EVERY_TIME = '0001-01-01T00:00:00.000Z';
+
+/** The position before the walk's first row (its keyset bound's, with `after_id`). */
+export const walkStartPosition = <TItem extends { id: number }>({
+  criteria,
+  afterId,
+}: Walk<TItem>): WalkPosition => ({
+  value: criteria.sortColumn === 'id' ? null : BEFORE_EVERY_TIME,
+  id: afterId ?? 0,
+  offset: 0,
+});
 
 /** The column whose time holds a walk's newest rows back, on the walks that poll a tail. */
 function tailColumn(
