@@ -141,7 +141,7 @@ export const SHARED_HEADERS: Record<string, HeaderObject> = {
     true,
   ),
   'RateLimit-Policy': header(
-    'IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds). Absent when rate limiting is switched off.',
+    'IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off.',
     { type: 'string', pattern: '^"[A-Za-z0-9_-]+";q=\\d+;w=\\d+$' },
   ),
   RateLimit: header(

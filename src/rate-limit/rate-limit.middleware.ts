@@ -21,9 +21,17 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
 export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) {
   const logger = new Logger('RateLimit');
   const policy = `"default";q=${limits.perMinute};w=${RATE_LIMIT_WINDOW_SECONDS}`;
+  // The budget a client blocked for rejected tokens has spent: a policy of its own, not the token's.
+  const authFailurePolicy = `"auth-failures";q=${limits.authFailuresPerMinute};w=${RATE_LIMIT_WINDOW_SECONDS}`;
 
-  const refuse = (request: Request, response: Response, retryAfter: number, detail: string) => {
-    response.setHeader('RateLimit', `"default";r=0;t=${retryAfter}`);
+  const refuse = (
+    request: Request,
+    response: Response,
+    retryAfter: number,
+    detail: string,
+    name = 'default',
+  ) => {
+    response.setHeader('RateLimit', `"${name}";r=0;t=${retryAfter}`);
     sendProblem(request, response, HttpStatus.TOO_MANY_REQUESTS, detail, {
       headers: { 'Retry-After': String(retryAfter) },
     });
@@ -38,11 +46,13 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
       if (token !== null) {
         const blockedFor = await limits.authFailureBlockSeconds(ip);
         if (blockedFor > 0) {
+          response.setHeader('RateLimit-Policy', authFailurePolicy);
           refuse(
             request,
             response,
             blockedFor,
             `Too many rejected tokens from this client; retry in ${blockedFor} s.`,
+            'auth-failures',
           );
           return;
         }

@@ -339,7 +339,7 @@ export interface components {
     headers: {
         /** @description The request id: echoed from the request when it is 1 to 128 of `A-Za-z0-9._:-`, else a new UUID. */
         "X-Request-Id": string;
-        /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds). Absent when rate limiting is switched off. */
+        /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
         "RateLimit-Policy": string;
         /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
         RateLimit: string;
