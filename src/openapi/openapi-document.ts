@@ -79,9 +79,9 @@ Every error is RFC 9457 problem details (\`application/problem+json\`). Any bad 
 (wrong type, out of range, repeated, unknown, an unknown \`sort\` or filter value) answers 400 with
 an \`errors\` list naming every offending parameter. Other methods than GET/HEAD answer 405 with
 \`Allow: GET, HEAD\`; unknown paths 404; a client accepting neither JSON nor NDJSON 406 (after the
-token is checked); a request with a body
-413. A request line and headers beyond 16 KiB or 100 fields answer 431, and a request that is not
-valid HTTP (raw non-ASCII characters in the URL, say) or carries two \`Authorization\` headers 400,
+token is checked); a request with a body over 1 kB, or of unknown length (chunked), 413. A
+request line and headers beyond 16 KiB or 100 fields answer 431, and a request that is not valid
+HTTP (raw non-ASCII characters in the URL, say) or carries two \`Authorization\` headers 400,
 before any route and without RateLimit headers.
 
 ## Limits
@@ -200,7 +200,8 @@ const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
   },
   '413': {
     name: 'ContentTooLarge',
-    description: 'The request has a body (beyond a few bytes): no route of this service takes one.',
+    description:
+      'The request has a body over 1 kB, or of unknown length (chunked): no route of this service takes one.',
     headers: [],
   },
   '406': {

@@ -273,7 +273,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemView"];
             };
         };
-        /** @description The request has a body (beyond a few bytes): no route of this service takes one. */
+        /** @description The request has a body over 1 kB, or of unknown length (chunked): no route of this service takes one. */
         ContentTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
