@@ -20,18 +20,22 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
 
 export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) {
   const logger = new Logger('RateLimit');
-  const policy = `"default";q=${limits.perMinute};w=${RATE_LIMIT_WINDOW_SECONDS}`;
-  // The budget a client blocked for rejected tokens has spent: a policy of its own, not the token's.
-  const authFailurePolicy = `"auth-failures";q=${limits.authFailuresPerMinute};w=${RATE_LIMIT_WINDOW_SECONDS}`;
+  // The token's budget, and the one a client blocked for rejected tokens has spent.
+  const quotas = { default: limits.perMinute, 'auth-failures': limits.authFailuresPerMinute };
+  type Budget = keyof typeof quotas;
+  const policyOf = (budget: Budget) =>
+    `"${budget}";q=${quotas[budget]};w=${RATE_LIMIT_WINDOW_SECONDS}`;
+  const policy = policyOf('default');
 
   const refuse = (
     request: Request,
     response: Response,
     retryAfter: number,
     detail: string,
-    name = 'default',
+    budget: Budget = 'default',
   ) => {
-    response.setHeader('RateLimit', `"${name}";r=0;t=${retryAfter}`);
+    response.setHeader('RateLimit-Policy', policyOf(budget));
+    response.setHeader('RateLimit', `"${budget}";r=0;t=${retryAfter}`);
     sendProblem(request, response, HttpStatus.TOO_MANY_REQUESTS, detail, {
       headers: { 'Retry-After': String(retryAfter) },
     });
@@ -46,7 +50,6 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
       if (token !== null) {
         const blockedFor = await limits.authFailureBlockSeconds(ip);
         if (blockedFor > 0) {
-          response.setHeader('RateLimit-Policy', authFailurePolicy);
           refuse(
             request,
             response,

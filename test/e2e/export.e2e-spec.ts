@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
-import { startTestApp, TestApp, textParser, UserRow } from '../kit';
+import { asExport, startTestApp, TestApp, UserRow } from '../kit';
 
 const NDJSON = 'application/x-ndjson';
 
@@ -63,10 +63,7 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     '/v1/users?sort=name',
     '/v1/users?sort=-updated_at',
   ])('streams every row of %s, each line equal to the list item', async (path) => {
-    const response = await get(path)
-      .set('Accept', NDJSON)
-      .buffer(true)
-      .parse(textParser as never);
+    const response = await asExport(get(path));
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe(`${NDJSON}; charset=utf-8`);
     expect(response.headers['cache-control']).toBe('private, no-store');
@@ -75,20 +72,14 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
 
   it('exports only what an organization-scoped token may see', async () => {
     const path = '/v1/login_activities?sort=id';
-    const response = await get(path, scopedToken)
-      .set('Accept', NDJSON)
-      .buffer(true)
-      .parse(textParser as never);
+    const response = await asExport(get(path, scopedToken));
     const exported = lines(response.body as string);
     expect(exported).toEqual(await pages(path, scopedToken));
     expect(exported.length).toBe(1050);
   });
 
   it('caps the rows with limit and refuses page', async () => {
-    const capped = await get('/v1/login_activities?limit=7&sort=-id')
-      .set('Accept', NDJSON)
-      .buffer(true)
-      .parse(textParser as never);
+    const capped = await asExport(get('/v1/login_activities?limit=7&sort=-id'));
     expect(lines(capped.body as string).map((item) => item.id)).toEqual(
       (await get('/v1/login_activities?limit=7&sort=-id').expect(200)).body.data.map(
         (item: { id: number }) => item.id,

@@ -1,6 +1,8 @@
 import { toSqlDatetime } from '../../src/database/row-values';
 import { pageIds, parseLinks, startTestApp, TestApp, testTarget } from '../kit';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * Two inserts may commit out of order: a count sees id 1,000 while id 500 is still uncommitted.
  * Totals and far pages count again the rows above the highest id seen TAIL_HOLDBACK_MS before,
@@ -13,7 +15,6 @@ describe('rows committed late below an id a count has seen', () => {
 
   afterEach(() => kit.close());
 
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const list = async (query: string) => {
     const response = await kit
       .http()
@@ -144,7 +145,7 @@ describe('a change feed and an update committed late', () => {
         await runner.query('UPDATE users SET updated_at = UTC_TIMESTAMP(3) WHERE id = ?', [
           early.id,
         ]);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
         await kit.dataSource.query('UPDATE users SET updated_at = UTC_TIMESTAMP(3) WHERE id = ?', [
           late.id,
         ]);
@@ -153,7 +154,7 @@ describe('a change feed and an update committed late', () => {
         expect(pageIds(meanwhile.body)).toEqual([]);
         await runner.commitTransaction();
 
-        await new Promise((resolve) => setTimeout(resolve, HOLDBACK_MS + 200));
+        await sleep(HOLDBACK_MS + 200);
         const after = await api.get(parseLinks(meanwhile.headers.link).next).expect(200);
         expect(pageIds(after.body)).toEqual([early.id, late.id]);
       } finally {

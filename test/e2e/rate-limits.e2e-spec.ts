@@ -171,11 +171,7 @@ describe('rate limits per token (CONTRACT §6)', () => {
       expect(lookups.mock.calls.length).toBeLessThanOrEqual(4);
       // Until the minute ends, that client gets 429 for any token (README: Security).
       const valid = await kit.token();
-      const blocked = await kit
-        .http()
-        .get('/v1/users')
-        .set('Authorization', `Bearer ${valid}`)
-        .expect(429);
+      const blocked = await kit.as(valid).get('/v1/users').expect(429);
       // It names the budget spent, the client's rejected tokens, not the token's requests.
       expect(blocked.headers['ratelimit-policy']).toBe('"auth-failures";q=5;w=60');
       expect(blocked.headers.ratelimit).toMatch(/^"auth-failures";r=0;t=\d+$/);

@@ -1,10 +1,10 @@
 import {
+  asExport,
   exportedIds,
   pageIds,
   parseLinks,
   startTestApp,
   TestApp,
-  textParser,
   UserRow,
   walkIds,
 } from '../kit';
@@ -280,12 +280,7 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
     const path = `/v1/users?organization_id=${organization_id}&sort=updated_at`;
     const first = await api.get(path).expect(200);
     expect(pageIds(first.body)).toEqual([old.id]);
-    const exported = await api
-      .get(path)
-      .set('Accept', 'application/x-ndjson')
-      .buffer(true)
-      .parse(textParser as never)
-      .expect(200);
+    const exported = await asExport(api.get(path)).expect(200);
     expect(exportedIds(exported.body)).toEqual([old.id]);
     const next = parseLinks(first.headers.link).next;
     expect(next).toContain('cursor=');
@@ -346,12 +341,7 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
     const path = `/v1/users?organization_id=${organization_id}`;
     const page = await api.get(path).expect(200);
     expect(pageIds(page.body)).toEqual([future.id, after.id]);
-    const exported = await api
-      .get(path)
-      .set('Accept', 'application/x-ndjson')
-      .buffer(true)
-      .parse(textParser as never)
-      .expect(200);
+    const exported = await asExport(api.get(path)).expect(200);
     expect(exportedIds(exported.body)).toEqual([future.id, after.id]);
     expect(await walkIds(api, `${path}&limit=1`)).toEqual([future.id, after.id]);
   });

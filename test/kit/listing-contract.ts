@@ -1,5 +1,6 @@
 import { registeredScopes } from '../../src/common/auth/scope-registry';
 import { parseLinks } from './links';
+import { asExport } from './reference-rows';
 import { listingSchemaProblems, servedListings } from './listing-schema';
 import { ApiClient, startTestApp, TestApp, TestAppOptions } from './test-app';
 
@@ -266,17 +267,7 @@ export function describeListingContract(listing: ListingContract): void {
     it('exports every row as NDJSON (Accept: application/x-ndjson), each line equal to the list item', async () => {
       const page = await list(api, '?limit=100&sort=-id');
       expect(page.body.pagination.page_count).toBe(1);
-      const response = await api
-        .get(`${listing.path}?sort=-id`)
-        .set('Accept', 'application/x-ndjson')
-        .buffer(true)
-        .parse((reply, done) => {
-          let text = '';
-          reply.setEncoding('utf8');
-          reply.on('data', (chunk: string) => (text += chunk));
-          reply.on('end', () => done(null, text));
-        })
-        .expect(200);
+      const response = await asExport(api.get(`${listing.path}?sort=-id`)).expect(200);
       expect(response.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
       const lines = String(response.body)
         .split('\n')

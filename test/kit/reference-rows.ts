@@ -1,3 +1,4 @@
+import type { Test } from 'supertest';
 import type { DataSource } from 'typeorm';
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { startTestApp, TestApp } from './test-app';
@@ -101,6 +102,13 @@ export function textParser(
   response.on('end', () => callback(null, text));
 }
 
+/** `request` as an NDJSON export (`Accept: application/x-ndjson`), its body kept whole as text. */
+export const asExport = (request: Test): Test =>
+  request
+    .set('Accept', 'application/x-ndjson')
+    .buffer(true)
+    .parse(textParser as never);
+
 /** The ids of a JSON page's items. */
 export const pageIds = (body: { data: { id: number }[] }): number[] =>
   body.data.map((item) => item.id);
@@ -157,10 +165,7 @@ export async function startQueryApp(
       referenceIds(kit.dataSource, table, filters, sort, scoped ? organizationId : undefined),
     timeAt: (table, share, column) => timeAt(kit.dataSource, table, share, column),
     exported: async (path, scoped) => {
-      const reply = await get(path, scoped)
-        .set('Accept', 'application/x-ndjson')
-        .buffer(true)
-        .parse(textParser as never);
+      const reply = await asExport(get(path, scoped));
       return { status: reply.status, ids: exportedIds(reply.body) };
     },
   };
