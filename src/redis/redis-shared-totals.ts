@@ -1,5 +1,6 @@
 import type { ChainableCommander, default as Redis } from 'ioredis';
 import type { SharedTotalsStore } from '../common/listing/shared-totals';
+import type { Bucket, ListingTotal, Mark } from '../common/listing/listing.repository';
 import { SharedRedis } from './shared-redis';
 
 /** The listings' shared totals in Redis: values with an expiry, and a lock per key (SET NX PX). */
@@ -13,11 +14,11 @@ export class RedisSharedTotals implements SharedTotalsStore {
     this.redis = client;
   }
 
-  async read(key: string): Promise<{ value: string; remainingMs: number } | undefined> {
+  async read(key: string): Promise<{ total: ListingTotal; remainingMs: number } | undefined> {
     const [value, remainingMs] = await run(this.redis.multi().get(key).pttl(key));
     return value === null
       ? undefined
-      : { value: value as string, remainingMs: Number(remainingMs) };
+      : { total: fromJson(value as string), remainingMs: Number(remainingMs) };
   }
 
   async lock(lockKey: string, ms: number): Promise<boolean> {
@@ -28,8 +29,8 @@ export class RedisSharedTotals implements SharedTotalsStore {
     await this.redis.del(lockKey);
   }
 
-  async publish(key: string, value: string, ttlMs: number, lockKey: string): Promise<void> {
-    await run(this.redis.multi().set(key, value, 'PX', ttlMs).del(lockKey));
+  async publish(key: string, total: ListingTotal, ttlMs: number, lockKey: string): Promise<void> {
+    await run(this.redis.multi().set(key, JSON.stringify(total), 'PX', ttlMs).del(lockKey));
   }
 }
 
@@ -39,4 +40,26 @@ async function run(transaction: ChainableCommander): Promise<unknown[]> {
   if (!replies) throw new Error('Redis transaction aborted');
   for (const [error] of replies) if (error) throw error;
   return replies.map(([, reply]) => reply);
+}
+
+/** A published total as numbers again, its histogram's buckets and its marks too. */
+function fromJson(value: string): ListingTotal {
+  const parsed = JSON.parse(value) as ListingTotal;
+  const buckets = (list: Bucket[]) => list.map((bucket) => bucket.map(Number) as Bucket);
+  const total: ListingTotal = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
+  if (parsed.countedAt !== undefined) total.countedAt = Number(parsed.countedAt);
+  if (Array.isArray(parsed.buckets)) total.buckets = buckets(parsed.buckets);
+  if (parsed.recent) {
+    const { settledId, total: rows, buckets: recentBuckets } = parsed.recent;
+    total.recent = { settledId: Number(settledId), total: Number(rows) };
+    if (Array.isArray(recentBuckets)) total.recent.buckets = buckets(recentBuckets);
+  }
+  if (Array.isArray(parsed.marks)) {
+    total.marks = parsed.marks.map(([rank, sortValue, id]): Mark => [
+      Number(rank),
+      sortValue,
+      Number(id),
+    ]);
+  }
+  return total;
 }

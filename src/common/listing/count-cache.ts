@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AbandonedRequestError, SharedWork } from '../../database/abandoned-requests';
 import { SHARED_TOTALS, SharedTotalsStore } from './shared-totals';
-import type { Bucket, ListingTotal, Mark } from './listing.repository';
+import type { ListingTotal } from './listing.repository';
 
 interface Entry {
   value: ListingTotal;
@@ -232,7 +232,7 @@ export class CountCache {
     try {
       const value = await this.counted(key, compute);
       await store
-        .publish(sharedKey, JSON.stringify(value), this.ttlMs, lockKey)
+        .publish(sharedKey, value, this.ttlMs, lockKey)
         .catch((error: Error) => this.sharedFailed(error));
       return value;
     } catch (error) {
@@ -250,29 +250,8 @@ export class CountCache {
   ): Promise<ListingTotal | undefined> {
     const published = await store.read(sharedKey);
     if (!published || published.remainingMs <= freshForMs) return undefined;
-    const { value, remainingMs } = published;
-    const parsed = JSON.parse(value) as ListingTotal;
-    // A histogram's buckets too: keyset and window totals are worked out from them.
-    const total: ListingTotal = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
-    if (parsed.countedAt !== undefined) total.countedAt = Number(parsed.countedAt);
-    if (Array.isArray(parsed.buckets)) {
-      total.buckets = parsed.buckets.map((bucket) => bucket.map(Number) as Bucket);
-    }
-    if (parsed.recent) {
-      const { settledId, total: rows, buckets } = parsed.recent;
-      total.recent = { settledId: Number(settledId), total: Number(rows) };
-      if (Array.isArray(buckets))
-        total.recent.buckets = buckets.map((b) => b.map(Number) as Bucket);
-    }
-    if (Array.isArray(parsed.marks)) {
-      total.marks = parsed.marks.map(([rank, value, id]): Mark => [
-        Number(rank),
-        value,
-        Number(id),
-      ]);
-    }
-    this.remember(key, total, Math.min(remainingMs, this.ttlMs));
-    return total;
+    this.remember(key, published.total, Math.min(published.remainingMs, this.ttlMs));
+    return published.total;
   }
 
   private sharedFailed(error: Error): void {
