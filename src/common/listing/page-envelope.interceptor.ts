@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import {
   CallHandler,
   ExecutionContext,
@@ -12,6 +11,7 @@ import { map, Observable } from 'rxjs';
 import { NotModified } from '../problem-details/problem.exception';
 import { EXPORTED_ROWS, ListingExport } from './listing-export';
 import { NDJSON } from './listing-format.decorator';
+import { entityTag, ifNoneMatchHits } from '../http/entity-tag';
 import { pathAndQuery } from '../http/request-target';
 import { Page } from './page';
 
@@ -46,7 +46,7 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
         const body = JSON.stringify(toEnvelope(result));
         const tag = entityTag(body, result.total);
         response.setHeader('ETag', tag);
-        if (matches(request.headers['if-none-match'], tag)) {
+        if (ifNoneMatchHits(request.headers['if-none-match'], tag)) {
           // Its 200 varies with Accept-Encoding too (compression's), and a 304 carries that Vary.
           response.vary('Accept-Encoding');
           throw new NotModified();
@@ -103,20 +103,4 @@ export function linkHeader(originalUrl: string, page: Page<unknown>): string {
   if (page.nextCursor !== undefined) links.push(target('next', undefined, page.nextCursor));
   if (pageCount > 0) links.push(target('last', pageCount));
   return links.join(', ');
-}
-
-/** RFC 9110 §13.1.2: `*`, or any listed tag equal to ours under weak comparison. */
-function matches(ifNoneMatch: string | undefined, tag: string): boolean {
-  if (!ifNoneMatch) return false;
-  if (ifNoneMatch.trim() === '*') return true;
-  const opaque = tag.replace(/^W\//, '');
-  return ifNoneMatch
-    .split(',')
-    .some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
-}
-
-/** A weak ETag (the same for every content coding) of the body and the total the headers carry. */
-export function entityTag(body: string, total: number): string {
-  // The one-shot digest: no Hash object per reply (the same bytes as updating one with each part).
-  return `W/"${hash('sha256', `${body}\n${total}`, 'base64url').slice(0, 32)}"`;
 }
