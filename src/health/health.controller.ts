@@ -29,9 +29,9 @@ export class HealthController {
   }
 
   /**
-   * The database (the primary) answers within a second, and Redis too when configured. Else 503,
-   * as problem details like every other error, naming what is down. The read replicas' places in
-   * the rotation are in the details (`replicas`), whatever they are.
+   * The database (the primary) answers within a second. Else 503, as problem details like every
+   * other error, naming what is down. The read replicas' places in the rotation and whether Redis
+   * answers are in the details (`replicas`, `redis`), whatever they are.
    */
   @Get('ready')
   @HealthCheck()

@@ -26,8 +26,9 @@ function reason(error: unknown): string {
 
 /**
  * Readiness of what requests need: the primary (tokens are always read there, and it serves the
- * listings whenever no replica is in the rotation) and Redis when REDIS_URL is set. The read
- * replicas are reported, never down: losing one costs no request.
+ * listings whenever no replica is in the rotation). The read replicas and Redis are reported,
+ * never down: losing one costs no request (without Redis each instance uses local state), and
+ * failing every instance's readiness with it would turn that into an outage.
  */
 @Injectable()
 export class ReadinessIndicators implements OnModuleDestroy {
@@ -97,6 +98,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
     return this.redis !== undefined;
   }
 
+  /** Whether Redis answers, and why not: details, never a failure. */
   async redisPing() {
     const session = this.indicators.check('redis');
     const redis = this.redis!;
@@ -105,10 +107,13 @@ export class ReadinessIndicators implements OnModuleDestroy {
         await withTimeout(redis.connect(), PROBE_TIMEOUT_MS, 'Redis');
       }
       await withTimeout(redis.ping(), PROBE_TIMEOUT_MS, 'Redis');
-      return session.up();
+      return session.up({ reachable: true });
     } catch (error) {
       const why = reason(error);
-      return session.down({ message: why === 'error' ? this.lastRedisErrorReason : why });
+      return session.up({
+        reachable: false,
+        reason: why === 'error' ? this.lastRedisErrorReason : why,
+      });
     }
   }
 
