@@ -51,7 +51,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   // List replies get their ETag from PageEnvelopeInterceptor, the one place that knows what a page
   // depends on; Express's automatic body ETag would also tag errors and could disagree with it.
   express.set('etag', false);
-  if (config.trustProxy) express.set('trust proxy', true);
+  if (config.trustProxy !== false) express.set('trust proxy', config.trustProxy);
 
   applyServerLimits(express.getHttpServer());
 

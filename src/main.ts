@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -59,7 +60,9 @@ async function bootstrap(): Promise<void> {
       ? `embedded SQLite at ${config.database.sqlitePath}`
       : 'MySQL';
   const logger = new Logger('Bootstrap');
-  logger.log(`listening on port ${config.port}, database: ${database}`);
+  // The port bound, not the one asked for: PORT=0 lets the system choose.
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  logger.log(`listening on port ${port}, database: ${database}`);
   // bin/start-prod applies NODE_HEAP_MAX_MB as a node flag; started otherwise, V8's default holds.
   if (
     config.env === 'production' &&

@@ -55,12 +55,26 @@ describe('loadConfig', () => {
     [{ SHUTDOWN_TIMEOUT_MS: '-1' }, 'SHUTDOWN_TIMEOUT_MS="-1"'],
     [{ PAGE_LIMIT_DEFAULT: '200' }, 'PAGE_LIMIT_DEFAULT=200: must not exceed PAGE_LIMIT_MAX (100)'],
     [{ DATABASE_REPLICA_URLS: 'mysql://r1/db' }, 'DATABASE_REPLICA_URLS: needs DATABASE_URL'],
+    [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY="yes": must be false, true (one proxy), a number'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY="10.0.0.0/33"'],
+    [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS="*": must be a comma-separated list of origins'],
+    [{ CORS_ORIGINS: 'https://a.example, https://b.example/' }, 'CORS_ORIGINS="https://a.'],
+    [{ CORS_ORIGINS: 'not a url, ftp://x' }, 'CORS_ORIGINS="not a url, ftp://x"'],
     [
       { REPLICA_MAX_LAG_MS: '500' },
       'REPLICA_MAX_LAG_MS="500": must be an integer between 1000 and 3600000',
     ],
   ])('names the variable of a bad value: %j', (env, message) => {
     expect(problemsOf(env).join('\n')).toContain(message);
+  });
+
+  it.each([
+    ['false', false],
+    ['true', 1],
+    ['2', 2],
+    ['loopback, 10.0.0.0/8, fd00::/8', ['loopback', '10.0.0.0/8', 'fd00::/8']],
+  ])('reads TRUST_PROXY=%s as hops or proxy addresses, never every hop', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
   it('names a value past the largest safe integer once, in its own words', () => {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const booleanFromEnv = z
@@ -41,6 +42,49 @@ const serverUrl = (protocols: string[], message: string, database = false) =>
       (!database || (url.pathname.length > 1 && !url.hostname.startsWith('[')))
     );
   }, message);
+
+/** An address or subnet (`10.0.0.0/8`), or a name Express knows for a set of them. */
+const proxyAddress = (entry: string): boolean => {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+};
+
+/**
+ * Which hops' `X-Forwarded-For` entries are believed: off (`false`), the nearest N proxies
+ * (`true` is 1: trusting every hop would let a client name its own address), or the proxies at
+ * these addresses.
+ */
+const trustProxy = z.string().transform((value, context): false | number | string[] => {
+  if (value === 'false' || value === '0') return false;
+  if (value === 'true') return 1;
+  if (/^\d+$/.test(value) && Number(value) <= 10) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim());
+  if (entries.every(proxyAddress)) return entries;
+  context.addIssue({
+    code: 'custom',
+    message:
+      'must be false, true (one proxy), a number of proxies up to 10, or a comma-separated ' +
+      'list of proxy addresses or subnets (loopback, linklocal, uniquelocal, 10.0.0.0/8)',
+  });
+  return z.NEVER;
+});
+
+/** Browser origins: `scheme://host[:port]`, nothing after it (an origin never has a path). */
+const corsOrigins = z.string().refine(
+  (value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)
+      .every((entry) => {
+        const url = URL.parse(entry);
+        return !!url && ['http:', 'https:'].includes(url.protocol) && url.origin === entry;
+      }),
+  'must be a comma-separated list of origins such as https://app.example.com (no path, no trailing slash, no *)',
+);
 
 const databaseUrl = serverUrl(
   ['mysql:', 'mariadb:'],
@@ -87,8 +131,8 @@ export const configSchema = z.object({
   LOG_PRETTY: booleanFromEnv.optional(),
   METRICS_ENABLED: booleanFromEnv.default(true),
   METRICS_TOKEN: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
-  CORS_ORIGINS: z.string().optional(),
-  TRUST_PROXY: booleanFromEnv.default(false),
+  CORS_ORIGINS: corsOrigins.optional(),
+  TRUST_PROXY: trustProxy.default(false),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
   NODE_HEAP_MAX_MB: integer(64, 65_536).default(128),
 });
@@ -161,7 +205,8 @@ export interface AppConfig {
   log: { level: RawConfig['LOG_LEVEL']; pretty: boolean };
   metrics: { enabled: boolean; token?: string };
   corsOrigins: string[];
-  trustProxy: boolean;
+  /** Express's `trust proxy`: off, a number of hops, or the proxies' addresses. */
+  trustProxy: false | number | string[];
   shutdownTimeoutMs: number;
   /** V8's old-space bound bin/start-prod applied (`--max-old-space-size`), in MiB. */
   heapMaxMb: number;

@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jsonLines, PROJECT_ROOT, runTs } from '../kit/processes';
+import { jsonLines, PROJECT_ROOT, runTs, stopServerProcess } from '../kit/processes';
 
 /** The real entry point refuses a bad environment before it touches anything. */
 describe('configuration at boot', () => {
@@ -58,5 +60,33 @@ describe('configuration at boot', () => {
       msg: 'boot failed',
       err: { message: 'unable to open database file' },
     });
+  });
+
+  it('logs the port it bound with PORT=0, where the system chose it', async () => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+      cwd: PROJECT_ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        DATABASE_URL: '',
+        SQLITE_PATH: ':memory:',
+        PORT: '0',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      let output = '';
+      let listening: RegExpExecArray | null = null;
+      while (!listening && child.exitCode === null) {
+        const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+        output += chunk.toString();
+        listening = /listening on port (\d+)/.exec(output);
+      }
+      const port = Number(listening?.[1]);
+      expect(port).toBeGreaterThan(0);
+      expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
+    } finally {
+      await stopServerProcess(child);
+    }
   });
 });

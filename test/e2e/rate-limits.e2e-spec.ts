@@ -180,6 +180,28 @@ describe('rate limits per token (CONTRACT §6)', () => {
     }
   });
 
+  it('counts a client behind TRUST_PROXY=true by the address its proxy saw, not one it claims', async () => {
+    const proxied = await startTestApp({
+      database: kit.database,
+      env: { TRUST_PROXY: 'true', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' },
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await proxied
+          .http()
+          .get('/v1/users')
+          .set('Authorization', `Bearer ${generateToken()}`)
+          // What a proxy appending the client's address forwards when the client sent its own.
+          .set('X-Forwarded-For', `10.9.9.${i}, 203.0.113.7`);
+        statuses.push(response.status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('does not limit at all with RATE_LIMIT_PER_MINUTE=0', async () => {
     const token = await unlimited.token();
     for (let i = 0; i < 8; i++) {
