@@ -107,7 +107,8 @@ export function buildCriteria(
       case 'to': {
         const sql = `t.${column} ${operator === 'from' ? '>=' : '<'} :${name}`;
         const at = value instanceof Date ? value.getTime() : undefined;
-        const between = operator === 'from' ? { from: at } : { to: at && at - 1 };
+        const between =
+          operator === 'from' ? { from: at } : { to: at === undefined ? undefined : at - 1 };
         conditions.push({ sql, params: { [name]: value }, binds, between });
         break;
       }

@@ -59,8 +59,9 @@ export function ListingQueryDto(options: Pick<ListingDefinition, 'sortableColumn
     @IdParam('Only records with `id` less than this: with `sort=-id`, a keyset walk backwards.')
     before_id?: number;
 
+    // Room for any sort value a cursor carries: 255 characters of a name, each escaped or 4 bytes.
     @StringParam({
-      maxLength: 512,
+      maxLength: 4096,
       pattern: /^[\w-]+\.[\w-]+$/,
       patternMessage: 'is not a cursor: use the `next` link as given',
       description:

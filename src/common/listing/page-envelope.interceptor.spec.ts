@@ -25,6 +25,15 @@ describe('page envelope', () => {
     ]);
   });
 
+  it('keeps a query that holds a second `?` whole (`q=zed?`)', () => {
+    const link = linkHeader('/v1/users?q=zed?&limit=2', new Page([], 1, 2, 3, 'c.sig'));
+    expect(link.split(', ')).toEqual([
+      '</v1/users?q=zed%3F&limit=2&page=1>; rel="first"',
+      '</v1/users?q=zed%3F&limit=2&cursor=c.sig>; rel="next"',
+      '</v1/users?q=zed%3F&limit=2&page=2>; rel="last"',
+    ]);
+  });
+
   it('has no next where the walk has ended, whatever page_count says (a total may be stale)', () => {
     const link = linkHeader('/v1/users?limit=10&page=3', new Page([], 3, 10, 95));
     expect(link).toContain('rel="last"');

@@ -82,7 +82,10 @@ export function toEnvelope<T>(page: Page<T>) {
 
 /** first/prev/next/last links keeping the request's other parameters; `next` may be a cursor. */
 export function linkHeader(originalUrl: string, page: Page<unknown>): string {
-  const [path, search = ''] = originalUrl.split('?', 2);
+  // At the first `?` only: the query may hold more (`q=zed?`), which split('?', 2) would drop.
+  const queryAt = originalUrl.indexOf('?');
+  const path = queryAt < 0 ? originalUrl : originalUrl.slice(0, queryAt);
+  const search = queryAt < 0 ? '' : originalUrl.slice(queryAt + 1);
   const pageCount = page.pageCount;
   const params = new URLSearchParams(search);
   params.delete('cursor');
