@@ -122,12 +122,41 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
   private async connect(): Promise<void> {
     if (!this.dataSource.isInitialized) await this.dataSource.initialize();
     if (this.stopped) return;
+    const pending = await this.pendingMigrations();
+    if (pending.length) {
+      // Up only once the schema is this build's: every request would fail on it (a 500) before.
+      throw Object.assign(
+        new Error(
+          `${pending.length} migration(s) not applied (${pending.join(', ')}): run ` +
+            '`npm run migration:run` or set DB_MIGRATIONS_RUN=true',
+        ),
+        { code: 'migrations_pending' },
+      );
+    }
     await this.demoData.seedIfEmpty();
     this.up = true;
     this.markUp();
     if (this.failedAttempts > 0) {
       this.logger.log(`database connected after ${this.failedAttempts} failed attempts`);
     }
+  }
+
+  /** This build's migrations the database has not run, read without writing (no table: none). */
+  private async pendingMigrations(): Promise<string[]> {
+    const { migrationsTableName = 'migrations' } = this.dataSource.options;
+    let applied: string[];
+    try {
+      const rows: { name: string }[] = await this.dataSource.query(
+        `SELECT name FROM ${this.dataSource.driver.escape(migrationsTableName)}`,
+      );
+      applied = rows.map((row) => row.name);
+    } catch (error) {
+      if (!/no such table|doesn't exist/i.test((error as Error).message)) throw error;
+      applied = [];
+    }
+    return this.dataSource.migrations
+      .map((migration) => migration.name ?? migration.constructor.name)
+      .filter((name) => !applied.includes(name));
   }
 
   private scheduleRetry(): void {

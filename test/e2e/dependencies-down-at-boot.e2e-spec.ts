@@ -120,6 +120,45 @@ describe('dependencies down at boot', () => {
     60_000,
   );
 
+  onMysql(
+    'is not ready while migrations are pending, and serves once they are applied',
+    async () => {
+      const database = await createTestDatabase();
+      let kit: TestApp | undefined;
+      try {
+        kit = await startTestApp({ database, env: { DB_MIGRATIONS_RUN: 'false' } });
+        const ready = await kit.http().get('/health/ready').expect(503);
+        expect(ready.body.detail).toMatch(/^Not ready: database is down \(migrations_pending\)/);
+        const down = await kit.http().get('/v1/users').set('Authorization', 'Bearer x').expect(503);
+        expect(down.headers['retry-after']).toMatch(/^\d+$/);
+        await kit.dataSource.runMigrations();
+        await eventually(
+          async () => (await kit!.http().get('/health/ready')).status,
+          (status) => status === 200,
+        );
+        const token = await kit.token();
+        await kit.as(token).get('/v1/users').expect(200);
+      } finally {
+        await kit?.close();
+        await database.drop();
+      }
+    },
+  );
+
+  onSqlite(
+    'ends boot naming the migrations a file has not run, with DB_MIGRATIONS_RUN=false',
+    async () => {
+      const database = await createTestDatabase();
+      try {
+        await expect(
+          startTestApp({ database, env: { DB_MIGRATIONS_RUN: 'false' } }),
+        ).rejects.toThrow(/migration\(s\) not applied \(InitialSchema\d+, .*npm run migration:run/);
+      } finally {
+        await database.drop();
+      }
+    },
+  );
+
   onSqlite('on the embedded default, migrates and seeds the demo data before serving', async () => {
     const kit = await startTestApp({ env: { SEED_DEMO_DATA: 'true' } });
     try {
