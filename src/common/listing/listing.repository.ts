@@ -236,8 +236,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         : mysql
           ? `TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', t.${column})`
           : `CAST(strftime('%s', t.${column}) AS INTEGER)`;
-    // Integer division: ids and times since 1970 are not negative (earlier times: see the pager).
-    return mysql ? `${value} DIV ${n}` : `(${value} / ${n})`;
+    if (column === 'id' || n === 1) return mysql ? `${value} DIV ${n}` : `(${value} / ${n})`;
+    // Rounded down, also before 1970 (division truncates toward zero): shifted by whole buckets
+    // to a positive number of seconds first, from year 1 on (the earliest time a filter takes).
+    const shift = Math.ceil(YEAR_ONE_SECONDS / n);
+    return mysql
+      ? `((${value} + ${shift * n}) DIV ${n} - ${shift})`
+      : `((${value} + ${shift * n}) / ${n} - ${shift})`;
   }
 
   /** Whether `column` holds timestamps (UTC DATETIMEs). */
@@ -779,6 +784,9 @@ export function settledPart(counted: ListingTotal): ListingTotal {
   settledParts.set(counted, settled);
   return settled;
 }
+
+/** Seconds from 0001-01-01T00:00:00Z to 1970. */
+const YEAR_ONE_SECONDS = 62_135_596_800;
 
 /** A LIMIT no derived table reaches: it only keeps the optimizer from merging the table away. */
 const MATERIALIZED_ROWS = '18446744073709551615';
