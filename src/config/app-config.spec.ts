@@ -90,7 +90,7 @@ describe('loadConfig', () => {
       METRICS_TOKEN: 'hunter2',
     });
     expect(problems).toEqual([
-      'DATABASE_URL: must be a mysql:// URL with a host and a database, e.g. mysql://user:pass@db:3306/listing',
+      'DATABASE_URL: must be a mysql:// URL with a host and a database, and no query but ssl=true, e.g. mysql://user:pass@db:3306/listing',
       'REDIS_URL: must be a redis:// URL with a host, e.g. redis://cache:6379',
       'METRICS_TOKEN: must be at least 16 characters',
     ]);
@@ -99,7 +99,7 @@ describe('loadConfig', () => {
       DATABASE_REPLICA_URLS: 'mysql://app@r1/listing,pg://app:hunter2@r2/listing',
     });
     expect(replicas).toEqual([
-      'DATABASE_REPLICA_URLS: entry 2 must be a mysql:// URL with a host and a database',
+      'DATABASE_REPLICA_URLS: entry 2 must be a mysql:// URL with a host and a database, and no query but ssl=true, e.g. mysql://user:pass@db:3306/listing',
     ]);
   });
 
@@ -111,6 +111,16 @@ describe('loadConfig', () => {
     ['a Redis port out of range', { REDIS_URL: 'redis://:hunter2@cache:99999' }],
     ['a stray % in the password', { DATABASE_URL: 'mysql://app:hunter2%zz@db/listing' }],
     ['an IPv6 literal host', { DATABASE_URL: 'mysql://app:hunter2@[::1]:3306/listing' }],
+    // Query parameters the drivers would drop or read their own way (a TLS wish ignored).
+    ['a query other than ssl', { DATABASE_URL: 'mysql://app:hunter2@db/listing?connectTimeout=1' }],
+    ['an ssl value other than true or false', { DATABASE_URL: 'mysql://app:hunter2@db/l?ssl=1' }],
+    [
+      'a replica query other than ssl',
+      {
+        DATABASE_URL: 'mysql://app@db/listing',
+        DATABASE_REPLICA_URLS: 'mysql://app:hunter2@r1/listing?sslmode=require',
+      },
+    ],
     [
       'a replica port out of range',
       {

@@ -39,7 +39,7 @@ const serverUrl = (protocols: string[], message: string, database = false) =>
       protocols.includes(url.protocol) &&
       url.hostname !== '' &&
       decodes(url.username, url.password, url.pathname) &&
-      (!database || (url.pathname.length > 1 && !url.hostname.startsWith('[')))
+      (!database || (url.pathname.length > 1 && !url.hostname.startsWith('[') && onlyTlsQuery(url)))
     );
   }, message);
 
@@ -86,11 +86,15 @@ const corsOrigins = z.string().refine(
   'must be a comma-separated list of origins such as https://app.example.com (no path, no trailing slash, no *)',
 );
 
-const databaseUrl = serverUrl(
-  ['mysql:', 'mariadb:'],
-  'must be a mysql:// URL with a host and a database, e.g. mysql://user:pass@db:3306/listing',
-  true,
-);
+/** A database URL's query holds `ssl=true` or `ssl=false` at most: nothing else is read. */
+const onlyTlsQuery = ({ searchParams }: URL): boolean =>
+  [...searchParams].every(([key, value]) => key === 'ssl' && ['true', 'false'].includes(value));
+
+const DATABASE_URL_FORM =
+  'must be a mysql:// URL with a host and a database, and no query but ssl=true, e.g. ' +
+  'mysql://user:pass@db:3306/listing';
+
+const databaseUrl = serverUrl(['mysql:', 'mariadb:'], DATABASE_URL_FORM, true);
 
 /**
  * Every environment variable the service reads. `.env.example` and the README's configuration
@@ -258,9 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const replicaUrls = splitList(raw.DATABASE_REPLICA_URLS);
   replicaUrls.forEach((url, index) => {
     if (!databaseUrl.safeParse(url).success) {
-      problems.push(
-        `DATABASE_REPLICA_URLS: entry ${index + 1} must be a mysql:// URL with a host and a database`,
-      );
+      problems.push(`DATABASE_REPLICA_URLS: entry ${index + 1} ${DATABASE_URL_FORM}`);
     }
   });
   if (replicaUrls.length > 0 && !raw.DATABASE_URL) {

@@ -120,6 +120,23 @@ describe('dependencies down at boot', () => {
     60_000,
   );
 
+  onMysql('with ssl=true connects over TLS or not at all (this server has no TLS)', async () => {
+    const database = await createTestDatabase();
+    let kit: TestApp | undefined;
+    try {
+      const url = `${database.env.DATABASE_URL}?ssl=true`;
+      kit = await startTestApp({ database, env: { DATABASE_URL: url } });
+      const ready = await kit.http().get('/health/ready').expect(503);
+      expect(ready.body.detail).toMatch(
+        /^Not ready: database is down \(HANDSHAKE_NO_SSL_SUPPORT\)/,
+      );
+      await kit.http().get('/v1/users').set('Authorization', 'Bearer x').expect(503);
+    } finally {
+      await kit?.close();
+      await database.drop();
+    }
+  });
+
   onMysql(
     'is not ready while migrations are pending, and serves once they are applied',
     async () => {
