@@ -17,6 +17,8 @@ let bootLogger = new BootLogger(pino(buildBootLoggerOptions()));
 
 /** Writes a fatal line, then exits 1 once it is written (pretty output goes through a worker). */
 function die(message: string, error?: unknown): void {
+  // Even with LOG_LEVEL=silent: a boot that ends says why.
+  if (!bootLogger.pino.isLevelEnabled('fatal')) bootLogger.pino.level = 'fatal';
   bootLogger.pino.fatal({ context: 'Bootstrap', err: error }, message);
   process.exitCode = 1;
   bootLogger.pino.flush(() => process.exit(1));

@@ -25,6 +25,13 @@ describe('configuration at boot', () => {
     expect(result.stdout).not.toContain('listening');
   });
 
+  it('says why it stops even with LOG_LEVEL=silent', async () => {
+    const result = await runTs('src/main.ts', [], { LOG_LEVEL: 'silent', PORT: 'eighty' });
+    expect(result.code).toBe(1);
+    const fatal = jsonLines(result.stdout).find((line) => line.level === 60);
+    expect(fatal?.msg).toContain('PORT="eighty": must be an integer between 0 and 65535');
+  });
+
   it.each([
     [
       'a host that does not resolve',
