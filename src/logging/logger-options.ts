@@ -34,6 +34,9 @@ function prettyTransport(): LoggerOptions['transport'] {
 export function buildLoggerOptions(config: AppConfig, withDestination = false): LoggerOptions {
   return {
     level: config.log.level,
+    // A failed statement's values (e-mails, token hashes), also inlined in the driver's SQL text;
+    // the statement with its placeholders (`err.query`) is kept.
+    redact: { paths: ['err.parameters', 'err.sql', 'err.driverError.sql'], censor: '[values]' },
     transport: config.log.pretty && !withDestination ? prettyTransport() : undefined,
   };
 }
