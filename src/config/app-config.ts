@@ -96,6 +96,9 @@ const DATABASE_URL_FORM =
 
 const databaseUrl = serverUrl(['mysql:', 'mariadb:'], DATABASE_URL_FORM, true);
 
+/** NODE_HEAP_MAX_MB where bin/start-prod finds no container memory limit (it says the same). */
+export const DEFAULT_HEAP_MAX_MB = 128;
+
 /**
  * Every environment variable the service reads. `.env.example` and the README's configuration
  * table document the same list (a unit test keeps the three in step).
@@ -138,7 +141,8 @@ export const configSchema = z.object({
   CORS_ORIGINS: corsOrigins.optional(),
   TRUST_PROXY: trustProxy.default(false),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
-  NODE_HEAP_MAX_MB: integer(64, 65_536).default(128),
+  // Unset, bin/start-prod derives it (128, or three quarters of a container's memory limit).
+  NODE_HEAP_MAX_MB: integer(64, 65_536).optional(),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -315,7 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     corsOrigins: splitList(raw.CORS_ORIGINS),
     trustProxy: raw.TRUST_PROXY,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
-    heapMaxMb: raw.NODE_HEAP_MAX_MB,
+    heapMaxMb: raw.NODE_HEAP_MAX_MB ?? DEFAULT_HEAP_MAX_MB,
   };
 }
 

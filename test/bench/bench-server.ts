@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { configSchema } from '../../src/config/app-config';
+import { configSchema, DEFAULT_HEAP_MAX_MB } from '../../src/config/app-config';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -91,7 +91,10 @@ export function productionNodeFlags(heapMaxMb: number): string[] {
 
 /** NODE_HEAP_MAX_MB of the bench's environment, validated as the app does, or its default. */
 export function benchHeapMaxMb(): number {
-  return configSchema.shape.NODE_HEAP_MAX_MB.parse(process.env.NODE_HEAP_MAX_MB || undefined);
+  const value = configSchema.shape.NODE_HEAP_MAX_MB.parse(
+    process.env.NODE_HEAP_MAX_MB || undefined,
+  );
+  return value ?? DEFAULT_HEAP_MAX_MB;
 }
 
 const CLOCK_TICKS_PER_SECOND =
