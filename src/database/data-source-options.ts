@@ -50,7 +50,16 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
   // SQLite's own name for a database in memory, not a file's (one per process, seeded at boot).
   const inMemory = database.sqlitePath === ':memory:';
   const path = inMemory ? database.sqlitePath : resolve(database.sqlitePath);
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+  if (!inMemory) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      const message = (error as Error).message;
+      throw new Error(
+        `SQLITE_PATH=${JSON.stringify(database.sqlitePath)}: no folder for it (${message})`,
+      );
+    }
+  }
   return {
     type: 'better-sqlite3',
     database: path,

@@ -120,7 +120,7 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
   }
 
   private async connect(): Promise<void> {
-    if (!this.dataSource.isInitialized) await this.dataSource.initialize();
+    if (!this.dataSource.isInitialized) await this.initialize();
     if (this.stopped) return;
     const pending = await this.pendingMigrations();
     if (pending.length) {
@@ -138,6 +138,22 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
     this.markUp();
     if (this.failedAttempts > 0) {
       this.logger.log(`database connected after ${this.failedAttempts} failed attempts`);
+    }
+  }
+
+  /** Opens (and migrates, when configured) the database; an embedded file's failure names it. */
+  private async initialize(): Promise<void> {
+    try {
+      await this.dataSource.initialize();
+    } catch (error) {
+      if (this.config.database.kind !== 'sqlite') throw error;
+      const path = JSON.stringify(this.config.database.sqlitePath);
+      throw new Error(
+        `SQLITE_PATH=${path}: cannot use it as the database (${(error as Error).message})`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 

@@ -1,9 +1,19 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jsonLines, PROJECT_ROOT, runTs, stopServerProcess } from '../kit/processes';
+
+/** A file of text in a folder of its own (made once). */
+let text: string | undefined;
+const textFile = () => {
+  if (!text) {
+    text = join(mkdtempSync(join(tmpdir(), 'not-a-database-')), 'notes.txt');
+    writeFileSync(text, 'not a database\n'.repeat(100));
+  }
+  return text;
+};
 
 /** The real entry point refuses a bad environment before it touches anything. */
 describe('configuration at boot', () => {
@@ -55,18 +65,23 @@ describe('configuration at boot', () => {
     expect(existsSync(join(PROJECT_ROOT, ':memory:'))).toBe(false);
   });
 
-  it('blames no variable of listening for a failure before it (a database file it cannot open)', async () => {
+  it.each([
+    ['a folder', () => tmpdir(), 'cannot use it as the database (unable to open database file)'],
+    ['a file that is not a database', () => textFile(), 'file is not a database'],
+    ['a path under a file', () => join(textFile(), 'x.sqlite'), 'no folder for it'],
+  ])('names SQLITE_PATH for %s, and no variable of listening', async (_label, path, cause) => {
     const result = await runTs('src/main.ts', [], {
       DATABASE_URL: '',
-      SQLITE_PATH: tmpdir(),
+      SQLITE_PATH: path(),
       PORT: '0',
     });
     expect(result.code).toBe(1);
     const fatal = jsonLines(result.stdout).find((line) => line.level === 60);
-    expect(fatal).toMatchObject({
-      msg: 'boot failed',
-      err: { message: 'unable to open database file' },
-    });
+    expect(fatal).toMatchObject({ msg: 'boot failed' });
+    const message = (fatal?.err as { message?: string } | undefined)?.message;
+    expect(message).toContain(`SQLITE_PATH=${JSON.stringify(path())}: `);
+    expect(message).toContain(cause);
+    expect(result.stdout).not.toMatch(/"PORT|HOST=/);
   });
 
   it('logs the port it bound with PORT=0, where the system chose it', async () => {
