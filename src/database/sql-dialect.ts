@@ -8,9 +8,24 @@ export interface Statement {
   params: Record<string, unknown>;
 }
 
+/** The first instant a DATETIME cannot hold (year 10000), in ms. */
+const BEYOND_DATETIME_MS = Date.UTC(10000, 0, 1);
+
+/**
+ * Past every DATETIME(3) value, as a DATETIME: `< ` it holds for every row, `>=` for none, as for
+ * an instant of year 10000 (the end of a window's last hour), which neither database takes.
+ */
+const AFTER_EVERY_DATETIME = '9999-12-31 23:59:59.999999';
+
 /** The statement as the driver runs it: SQL with positional placeholders, and their values. */
 export function expandStatement(dataSource: DataSource, statement: Statement): [string, unknown[]] {
-  return dataSource.driver.escapeQueryWithParameters(statement.sql, statement.params);
+  const params = Object.fromEntries(
+    Object.entries(statement.params).map(([name, value]) => [
+      name,
+      value instanceof Date && value.getTime() >= BEYOND_DATETIME_MS ? AFTER_EVERY_DATETIME : value,
+    ]),
+  );
+  return dataSource.driver.escapeQueryWithParameters(statement.sql, params);
 }
 
 /**

@@ -227,22 +227,23 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return maxId;
   }
 
+  /**
+   * The bucket of `size` ids, or seconds since 1970, a row is in: rounded down, times before 1970
+   * too. Seconds are counted from year 1 (the earliest time a filter takes), never negative, so
+   * that neither TIMESTAMPDIFF's nor the division's truncation toward zero rounds them up.
+   */
   private bucketOf(column: string, size: number): string {
     const n = Math.trunc(size);
     const mysql = this.isMysql();
-    const value =
-      column === 'id'
-        ? 't.id'
-        : mysql
-          ? `TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', t.${column})`
-          : `CAST(strftime('%s', t.${column}) AS INTEGER)`;
-    if (column === 'id' || n === 1) return mysql ? `${value} DIV ${n}` : `(${value} / ${n})`;
-    // Rounded down, also before 1970 (division truncates toward zero): shifted by whole buckets
-    // to a positive number of seconds first, from year 1 on (the earliest time a filter takes).
+    const divided = (value: string) => (mysql ? `${value} DIV ${n}` : `(${value} / ${n})`);
+    if (column === 'id') return divided('t.id');
+    const sinceYearOne = mysql
+      ? `TIMESTAMPDIFF(SECOND, '0001-01-01 00:00:00', t.${column})`
+      : `(CAST(strftime('%s', t.${column}) AS INTEGER) + ${YEAR_ONE_SECONDS})`;
+    // floor((s - Y) / n) = floor((s + shift·n - Y) / n) - shift, with s + shift·n - Y >= 0.
     const shift = Math.ceil(YEAR_ONE_SECONDS / n);
-    return mysql
-      ? `((${value} + ${shift * n}) DIV ${n} - ${shift})`
-      : `((${value} + ${shift * n}) / ${n} - ${shift})`;
+    const lead = shift * n - YEAR_ONE_SECONDS;
+    return `(${divided(lead ? `(${sinceYearOne} + ${lead})` : sinceYearOne)} - ${shift})`;
   }
 
   /** Whether `column` holds timestamps (UTC DATETIMEs). */
