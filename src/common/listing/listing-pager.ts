@@ -130,7 +130,7 @@ export class ListingPager {
     // A page at or past the cached end counts the rows appended (or changed) since, with its read.
     const read: Rows<TItem> & { total?: number } =
       countedWithPage ??
-      ((offset < counted.total && (await this.positionedPage(walk, offset, counted.total))) ||
+      ((offset < counted.total && (await this.positionedPage(walk, offset, counted))) ||
         (await this.pageAfterCount(walk, offset, counted)));
     // A page read from the end knows the total of its own snapshot.
     const total = read.total ?? counted.total;
@@ -182,15 +182,19 @@ export class ListingPager {
   private async positionedPage<TItem extends { id: number }>(
     walk: Walk<TItem>,
     offset: number,
-    total: number,
+    counted: ListingTotal,
   ): Promise<Rows<TItem> | undefined> {
     const { repository, criteria, limit } = walk;
+    const { total } = counted;
     const depth = Math.min(offset, total - offset - limit);
     // A keyset bound in a time order: even page 1 starts at the hour its first match is in, rather
     // than walking the index through the hours before the bound.
     const keysetInTime = criteria.sortColumn !== 'id' && criteria.conditions.some((c) => c.keyset);
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows) && !keysetInTime)
       return undefined;
+    // Counts an update may have made wrong (a user's role changed): walked where a walk is cheap.
+    const since = depth < this.deepPageRows ? this.changedSince(walk, counted) : undefined;
+    if (since && (await repository.changedSince(since, this.walks.options))) return undefined;
     const stretch = stretchOf(criteria);
     const inStretch =
       stretch && (await repository.findInStretch(stretch, offset, limit, this.walks.options));
