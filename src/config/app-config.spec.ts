@@ -77,6 +77,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
+  it('signs cursors by default with the database address, never its credentials', () => {
+    const withPassword = loadConfig({ DATABASE_URL: 'mysql://app:hunter2@db:3306/listing' });
+    const otherPassword = loadConfig({ DATABASE_URL: 'mysql://app:letmein@db:3306/listing' });
+    expect(withPassword.cursorSecret).not.toContain('hunter2');
+    expect(withPassword.cursorSecret).not.toContain('app@');
+    expect(withPassword.cursorSecret).toBe(otherPassword.cursorSecret);
+    expect(loadConfig({ CURSOR_SECRET: 's'.repeat(16) }).cursorSecret).toBe('s'.repeat(16));
+  });
+
   it('names a value past the largest safe integer once, in its own words', () => {
     expect(problemsOf({ COUNT_CACHE_TTL_MS: '99999999999999999' })).toEqual([
       'COUNT_CACHE_TTL_MS="99999999999999999": must be an integer between 0 and 3600000',

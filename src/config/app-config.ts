@@ -304,7 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     countCacheFullRecountMs: raw.COUNT_CACHE_FULL_RECOUNT_MS,
     countCacheWarmup: raw.COUNT_CACHE_WARMUP,
     tokenCacheTtlMs: raw.TOKEN_CACHE_TTL_MS,
-    cursorSecret: raw.CURSOR_SECRET ?? `listing-cursor:${raw.DATABASE_URL ?? raw.SQLITE_PATH}`,
+    cursorSecret: raw.CURSOR_SECRET ?? defaultCursorSecret(raw.DATABASE_URL ?? raw.SQLITE_PATH),
     tailHoldbackMs: raw.TAIL_HOLDBACK_MS,
     deepPageRows: raw.DEEP_PAGE_ROWS,
     exportRowsPerRequest: raw.EXPORT_ROWS_PER_REQUEST,
@@ -321,6 +321,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
     heapMaxMb: raw.NODE_HEAP_MAX_MB ?? DEFAULT_HEAP_MAX_MB,
   };
+}
+
+/**
+ * Without CURSOR_SECRET, cursors are signed with a key every instance on the same database shares:
+ * its address without credentials, so that a cursor is never a test of the database's password.
+ */
+function defaultCursorSecret(database: string): string {
+  const url = URL.parse(database);
+  if (url) [url.username, url.password] = ['', ''];
+  return `listing-cursor:${url?.toString() ?? database}`;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
