@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import { HttpStatus, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { hashToken, presentedToken } from '../auth/token-format';
@@ -44,7 +45,7 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
   return async (request: Request, response: Response, next: NextFunction) => {
     if (!limits.enabled) return next();
     const token = presentedToken(request.headers.authorization);
-    const ip = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+    const ip = clientOf(request.ip ?? request.socket.remoteAddress ?? 'unknown');
     try {
       response.setHeader('RateLimit-Policy', policy);
       if (token !== null) {
@@ -93,4 +94,24 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
     }
     next();
   };
+}
+
+/**
+ * Whom per-IP limits count: an IPv4 address (also mapped into IPv6), or an IPv6 address's /64,
+ * which one client holds whole (per-address counting let it rotate through 2^64 of them).
+ */
+export function clientOf(ip: string): string {
+  if (isIPv4(ip)) return ip;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (!isIPv6(ip)) return ip;
+  const [head, tail] = ip.split('::');
+  const groups = (part?: string) => (part ? part.split(':') : []);
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const full = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return `${full
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
 }

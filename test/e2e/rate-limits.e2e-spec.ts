@@ -202,6 +202,27 @@ describe('rate limits per token (CONTRACT §6)', () => {
     }
   });
 
+  it('counts an IPv6 client by its /64: rotating the rest of the address changes nothing', async () => {
+    const proxied = await startTestApp({
+      database: kit.database,
+      env: { TRUST_PROXY: 'loopback', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' },
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 1; i <= 6; i++) {
+        const response = await proxied
+          .http()
+          .get('/v1/users')
+          .set('Authorization', `Bearer ${generateToken()}`)
+          .set('X-Forwarded-For', `2001:db8:1:2::${i.toString(16)}`);
+        statuses.push(response.status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('does not limit at all with RATE_LIMIT_PER_MINUTE=0', async () => {
     const token = await unlimited.token();
     for (let i = 0; i < 8; i++) {
