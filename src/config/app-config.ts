@@ -72,19 +72,25 @@ const trustProxy = z.string().transform((value, context): false | number | strin
   return z.NEVER;
 });
 
+/** A comma-separated list, its items trimmed, empty ones left out. */
+const splitList = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
 /** Browser origins: `scheme://host[:port]`, nothing after it (an origin never has a path). */
-const corsOrigins = z.string().refine(
-  (value) =>
-    value
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean)
-      .every((entry) => {
-        const url = URL.parse(entry);
-        return !!url && ['http:', 'https:'].includes(url.protocol) && url.origin === entry;
+const corsOrigins = z
+  .string()
+  .transform(splitList)
+  .refine(
+    (origins) =>
+      origins.every((origin) => {
+        const url = URL.parse(origin);
+        return !!url && ['http:', 'https:'].includes(url.protocol) && url.origin === origin;
       }),
-  'must be a comma-separated list of origins such as https://app.example.com (no path, no trailing slash, no *)',
-);
+    'must be a comma-separated list of origins such as https://app.example.com (no path, no trailing slash, no *)',
+  );
 
 /** A database URL's query holds `ssl=true` or `ssl=false` at most: nothing else is read. */
 const onlyTlsQuery = ({ searchParams }: URL): boolean =>
@@ -239,12 +245,6 @@ const SECRET_VARIABLES = new Set([
 const shown = (key: string, value: unknown): string =>
   SECRET_VARIABLES.has(key) ? key : `${key}=${JSON.stringify(value ?? '')}`;
 
-const splitList = (value: string | undefined): string[] =>
-  (value ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-
 /** Reads and validates the environment once; throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const present = Object.fromEntries(
@@ -316,7 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisKeyPrefix: raw.REDIS_KEY_PREFIX,
     log: { level: raw.LOG_LEVEL, pretty: raw.LOG_PRETTY ?? raw.NODE_ENV === 'development' },
     metrics: { enabled: raw.METRICS_ENABLED, token: raw.METRICS_TOKEN },
-    corsOrigins: splitList(raw.CORS_ORIGINS),
+    corsOrigins: raw.CORS_ORIGINS ?? [],
     trustProxy: raw.TRUST_PROXY,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
     heapMaxMb: raw.NODE_HEAP_MAX_MB ?? DEFAULT_HEAP_MAX_MB,

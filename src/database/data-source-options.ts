@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { ApiToken } from '../auth/api-token.entity';
-import { databaseTls, withoutQuery } from './database-tls';
+import { databaseConnection } from './database-url';
 import { migrations } from './migrations';
 
 // Only what is queried through TypeORM: the listings read their tables with SQL of their own.
@@ -19,8 +19,7 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
   if (database.kind === 'mysql') {
     return {
       type: 'mysql',
-      url: withoutQuery(database.url!),
-      ssl: databaseTls(database.url!),
+      ...databaseConnection(database.url!),
       charset: 'utf8mb4_unicode_ci',
       timezone: 'Z',
       supportBigNumbers: true,

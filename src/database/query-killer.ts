@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { createPool, Pool } from 'mysql2';
-import { databaseTls, withoutQuery } from './database-tls';
+import { mysql2Connection } from './database-url';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 /** What the killer reads of a mysql2 connection: its id on the server and which server it is on. */
@@ -73,8 +73,7 @@ export class QueryKiller implements OnApplicationShutdown {
       this.urls.get(key) ?? (this.urls.size === 1 ? [...this.urls.values()][0] : undefined);
     if (!uri) throw new Error(`no configured database server at ${key}`);
     pool = createPool({
-      uri: withoutQuery(uri),
-      ssl: databaseTls(uri),
+      ...mysql2Connection(uri),
       connectionLimit: KILL_CONNECTIONS,
       maxIdle: 2,
       idleTimeout: 30_000,

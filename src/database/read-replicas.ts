@@ -6,10 +6,10 @@ import {
   OnApplicationShutdown,
 } from '@nestjs/common';
 import { Connection, createConnection } from 'mysql2';
-import { databaseTls, withoutQuery } from './database-tls';
 import { DataSource, EntitySubscriberInterface } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { buildReplicaDataSourceOptions } from './app-data-source-options';
+import { mysql2Connection } from './database-url';
 import { reasonOf } from './database-availability';
 import { DatabasePools } from './pool-usage';
 import {
@@ -271,8 +271,7 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
   /** A connection for the checks alone: a check must not queue behind the requests' statements. */
   private openStatusConnection(replica: Replica): Connection {
     const connection = createConnection({
-      uri: withoutQuery(replica.url),
-      ssl: databaseTls(replica.url),
+      ...mysql2Connection(replica.url),
       connectTimeout: CHECK_TIMEOUT_MS,
     });
     // A connection that breaks is dropped; the next check opens another.

@@ -17,14 +17,21 @@ const BEYOND_DATETIME_MS = Date.UTC(10000, 0, 1);
  */
 const AFTER_EVERY_DATETIME = '9999-12-31 23:59:59.999999';
 
+const beyondDatetime = (value: unknown): boolean =>
+  value instanceof Date && value.getTime() >= BEYOND_DATETIME_MS;
+
 /** The statement as the driver runs it: SQL with positional placeholders, and their values. */
 export function expandStatement(dataSource: DataSource, statement: Statement): [string, unknown[]] {
-  const params = Object.fromEntries(
-    Object.entries(statement.params).map(([name, value]) => [
-      name,
-      value instanceof Date && value.getTime() >= BEYOND_DATETIME_MS ? AFTER_EVERY_DATETIME : value,
-    ]),
-  );
+  let { params } = statement;
+  // Copied only in the rare statement that needs it: this runs for every statement.
+  if (Object.values(params).some(beyondDatetime)) {
+    params = Object.fromEntries(
+      Object.entries(params).map(([name, value]) => [
+        name,
+        beyondDatetime(value) ? AFTER_EVERY_DATETIME : value,
+      ]),
+    );
+  }
   return dataSource.driver.escapeQueryWithParameters(statement.sql, params);
 }
 

@@ -194,7 +194,7 @@ export class ListingPager {
       return undefined;
     // Counts an update may have made wrong (a user's role changed): walked where a walk is cheap.
     const since = depth < this.deepPageRows ? this.changedSince(walk, counted) : undefined;
-    if (since && (await repository.changedSince(since, this.walks.options))) return undefined;
+    if (since && (await repository.hasChangedSince(since, this.walks.options))) return undefined;
     const stretch = stretchOf(criteria);
     const inStretch =
       stretch && (await repository.findInStretch(stretch, offset, limit, this.walks.options));

@@ -393,7 +393,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /** Whether a row of the table was changed at or after `since` (by `definition.changedAt`). */
-  changedSince(since: Date, options: PageOptions = {}): Promise<boolean> {
+  hasChangedSince(since: Date, options: PageOptions = {}): Promise<boolean> {
     return this.value(
       false,
       (runner, statements) => this.changedIn(runner, statements, since),
