@@ -5,6 +5,7 @@ import {
   startTestApp,
   TcpProxy,
   TestApp,
+  TestDatabase,
   testTarget,
 } from '../kit';
 import { REFUSED_PORT } from '../kit/processes';
@@ -120,46 +121,52 @@ describe('dependencies down at boot', () => {
     60_000,
   );
 
-  onMysql('with ssl=true connects over TLS or not at all (this server has no TLS)', async () => {
+  /** `test` on an app of its own with `env`, on a fresh database dropped afterwards. */
+  async function onFreshDatabase(
+    env: (database: TestDatabase) => Record<string, string>,
+    test: (kit: TestApp) => Promise<void>,
+  ) {
     const database = await createTestDatabase();
     let kit: TestApp | undefined;
     try {
-      const url = `${database.env.DATABASE_URL}?ssl=true`;
-      kit = await startTestApp({ database, env: { DATABASE_URL: url } });
-      const ready = await kit.http().get('/health/ready').expect(503);
-      expect(ready.body.detail).toMatch(
-        /^Not ready: database is down \(HANDSHAKE_NO_SSL_SUPPORT\)/,
-      );
-      await kit.http().get('/v1/users').set('Authorization', 'Bearer x').expect(503);
+      kit = await startTestApp({ database, env: env(database) });
+      await test(kit);
     } finally {
       await kit?.close();
       await database.drop();
     }
-  });
+  }
 
-  onMysql(
-    'is not ready while migrations are pending, and serves once they are applied',
-    async () => {
-      const database = await createTestDatabase();
-      let kit: TestApp | undefined;
-      try {
-        kit = await startTestApp({ database, env: { DB_MIGRATIONS_RUN: 'false' } });
+  onMysql('with ssl=true connects over TLS or not at all (this server has no TLS)', () =>
+    onFreshDatabase(
+      (database) => ({ DATABASE_URL: `${database.env.DATABASE_URL}?ssl=true` }),
+      async (kit) => {
+        const ready = await kit.http().get('/health/ready').expect(503);
+        expect(ready.body.detail).toMatch(
+          /^Not ready: database is down \(HANDSHAKE_NO_SSL_SUPPORT\)/,
+        );
+        await kit.http().get('/v1/users').set('Authorization', 'Bearer x').expect(503);
+      },
+    ),
+  );
+
+  onMysql('is not ready while migrations are pending, and serves once they are applied', () =>
+    onFreshDatabase(
+      () => ({ DB_MIGRATIONS_RUN: 'false' }),
+      async (kit) => {
         const ready = await kit.http().get('/health/ready').expect(503);
         expect(ready.body.detail).toMatch(/^Not ready: database is down \(migrations_pending\)/);
         const down = await kit.http().get('/v1/users').set('Authorization', 'Bearer x').expect(503);
         expect(down.headers['retry-after']).toMatch(/^\d+$/);
         await kit.dataSource.runMigrations();
         await eventually(
-          async () => (await kit!.http().get('/health/ready')).status,
+          async () => (await kit.http().get('/health/ready')).status,
           (status) => status === 200,
         );
         const token = await kit.token();
         await kit.as(token).get('/v1/users').expect(200);
-      } finally {
-        await kit?.close();
-        await database.drop();
-      }
-    },
+      },
+    ),
   );
 
   onSqlite(

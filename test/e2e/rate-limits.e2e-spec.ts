@@ -180,32 +180,14 @@ describe('rate limits per token (CONTRACT §6)', () => {
     }
   });
 
-  it('counts a client behind TRUST_PROXY=true by the address its proxy saw, not one it claims', async () => {
+  /**
+   * The statuses of six requests with rejected tokens, each forwarded for `forwardedFor(i)`, to an
+   * app trusting `trustProxy` that refuses a client after three.
+   */
+  async function rejectedTokenStatuses(trustProxy: string, forwardedFor: (i: number) => string) {
     const proxied = await startTestApp({
       database: kit.database,
-      env: { TRUST_PROXY: 'true', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' },
-    });
-    try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 6; i++) {
-        const response = await proxied
-          .http()
-          .get('/v1/users')
-          .set('Authorization', `Bearer ${generateToken()}`)
-          // What a proxy appending the client's address forwards when the client sent its own.
-          .set('X-Forwarded-For', `10.9.9.${i}, 203.0.113.7`);
-        statuses.push(response.status);
-      }
-      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
-    } finally {
-      await proxied.close();
-    }
-  });
-
-  it('counts an IPv6 client by its /64: rotating the rest of the address changes nothing', async () => {
-    const proxied = await startTestApp({
-      database: kit.database,
-      env: { TRUST_PROXY: 'loopback', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' },
+      env: { TRUST_PROXY: trustProxy, RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' },
     });
     try {
       const statuses: number[] = [];
@@ -214,13 +196,27 @@ describe('rate limits per token (CONTRACT §6)', () => {
           .http()
           .get('/v1/users')
           .set('Authorization', `Bearer ${generateToken()}`)
-          .set('X-Forwarded-For', `2001:db8:1:2::${i.toString(16)}`);
+          .set('X-Forwarded-For', forwardedFor(i));
         statuses.push(response.status);
       }
-      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+      return statuses;
     } finally {
       await proxied.close();
     }
+  }
+
+  it('counts a client behind TRUST_PROXY=true by the address its proxy saw, not one it claims', async () => {
+    // What a proxy appending the client's address forwards when the client sent its own.
+    const statuses = await rejectedTokenStatuses('true', (i) => `10.9.9.${i}, 203.0.113.7`);
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+  });
+
+  it('counts an IPv6 client by its /64: rotating the rest of the address changes nothing', async () => {
+    const statuses = await rejectedTokenStatuses(
+      'loopback',
+      (i) => `2001:db8:1:2::${i.toString(16)}`,
+    );
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
   });
 
   it('does not limit at all with RATE_LIMIT_PER_MINUTE=0', async () => {
