@@ -63,7 +63,8 @@ comes when its time has. A change feed does not report deleted rows, nor rows th
 **Export.** \`Accept: application/x-ndjson\` streams every matching row, one item per line (same
 filters, sort and scope; \`page\` refused, \`limit\` caps the rows). A stream that fails midway ends
 without its final chunk (a truncated transfer). An export spends one request of rate-limit budget
-per 1,000 rows (EXPORT_ROWS_PER_REQUEST).
+per 1,000 rows (EXPORT_ROWS_PER_REQUEST); once the budget is spent, the stream pauses until the next
+window.
 
 **Compression.** JSON and NDJSON replies over 1 KB are sent gzip- or br-encoded as
 \`Accept-Encoding\` asks. ETags are weak, the same for every encoding.

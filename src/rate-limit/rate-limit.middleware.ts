@@ -2,7 +2,6 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { HttpStatus, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { hashToken, presentedToken } from '../auth/token-format';
-import { EXPORTED_ROWS } from '../common/listing/listing-export';
 import { sendProblem } from '../common/problem-details/problem-details.filter';
 import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
 
@@ -19,7 +18,7 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
  *   turn into a flood of database look-ups.
  */
 
-export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) {
+export function rateLimitMiddleware(limits: RateLimits) {
   const logger = new Logger('RateLimit');
   // The token's budget, and the one a client blocked for rejected tokens has spent.
   const quotas = { default: limits.perMinute, 'auth-failures': limits.authFailuresPerMinute };
@@ -45,7 +44,7 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
   return async (request: Request, response: Response, next: NextFunction) => {
     if (!limits.enabled) return next();
     const token = presentedToken(request.headers.authorization);
-    const ip = clientOf(request.ip ?? request.socket.remoteAddress ?? 'unknown');
+    const ip = clientAddress(request);
     try {
       response.setHeader('RateLimit-Policy', policy);
       if (token !== null) {
@@ -67,7 +66,7 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
           });
         });
       }
-      const key = token === null ? `ip:${ip}` : `token:${hashToken(token)}`;
+      const key = budgetKeyOf(request);
       const decision = await limits.consume(key);
       if (!decision.allowed) {
         refuse(
@@ -83,11 +82,6 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
         'RateLimit',
         `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
       );
-      const failed = (error: unknown) => logger.warn(`rate limit not settled: ${String(error)}`);
-      response.on('close', () => {
-        const rows = Number(response.locals[EXPORTED_ROWS] ?? 0);
-        limits.charge(key, Math.floor(rows / rowsPerRequest)).catch(failed);
-      });
     } catch (error) {
       // The counters failed (even the in-memory fallback): serve rather than refuse everyone.
       logger.warn(`rate limit not checked: ${String(error)}`);
@@ -95,6 +89,15 @@ export function rateLimitMiddleware(limits: RateLimits, rowsPerRequest: number) 
     next();
   };
 }
+
+/** Whose budget a request spends: its well-formed token's (by SHA-256), else its client's. */
+export function budgetKeyOf(request: Request): string {
+  const token = presentedToken(request.headers.authorization);
+  return token === null ? `ip:${clientAddress(request)}` : `token:${hashToken(token)}`;
+}
+
+const clientAddress = (request: Request) =>
+  clientOf(request.ip ?? request.socket.remoteAddress ?? 'unknown');
 
 /**
  * Whom per-IP limits count: an IPv4 address (also mapped into IPv6), or an IPv6 address's /64,

@@ -70,9 +70,22 @@ export class RateLimits {
     }
   }
 
-  /** Spends `points` more of `key`'s budget, past its end if need be (an export's rows). */
-  async charge(key: string, points: number): Promise<void> {
-    if (points > 0) await this.requests?.penalty(key, points);
+  /**
+   * Spends `points` of `key`'s budget (an export's rows), waiting for the next window whenever
+   * this one has no room left: an export slows to the budget instead of running past it.
+   */
+  async spendWaiting(key: string, points: number): Promise<void> {
+    for (let left = points; left > 0 && this.requests;) {
+      const part = Math.min(left, this.perMinute);
+      try {
+        await this.requests.consume(key, part);
+        left -= part;
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        const wait = Math.max(1, rejection.msBeforeNext);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   /** Seconds a client IP must wait because it sent too many rejected tokens; 0 when it may go on. */

@@ -5,6 +5,22 @@ import { asExport, startTestApp, TestApp, UserRow } from '../kit';
 
 const NDJSON = 'application/x-ndjson';
 
+/** More rows than one export chunk (1,000), so that an export spans several statements. */
+async function insertActivities(kit: TestApp, users: UserRow[]): Promise<void> {
+  const values = Array.from({ length: 2100 }, (_, i) => {
+    const user = users[i % users.length];
+    const ms = String(i % 1000).padStart(3, '0');
+    return `('${user.email}', 'password', NULL, '192.0.2.1', 0, ${i % 3 ? 1 : 0}, ${
+      i % 3 ? 'NULL' : "'invalid_credentials'"
+    }, 'jest', '2026-06-01 00:00:${String(i % 60).padStart(2, '0')}.${ms}', ${user.id}, NULL, ${user.organization_id})`;
+  });
+  await kit.dataSource.query(
+    `INSERT INTO login_activities (user_email, authentication_method, oauth_provider, ip_address,
+      otp_required, success, failure_reason, user_agent, created_at, user_id, session_id,
+      organization_id) VALUES ${values.join(', ')}`,
+  );
+}
+
 /** NDJSON export of the listings, and what it spends of the rate limit. */
 describe('NDJSON export (Accept: application/x-ndjson)', () => {
   let kit: TestApp;
@@ -14,7 +30,12 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
 
   beforeAll(async () => {
     kit = await startTestApp({
-      env: { EXPORT_ROWS_PER_REQUEST: '10', RATE_LIMIT_PER_MINUTE: '1000', TAIL_HOLDBACK_MS: '0' },
+      // A budget no export here reaches, but the one that paces (its own app).
+      env: {
+        EXPORT_ROWS_PER_REQUEST: '10',
+        RATE_LIMIT_PER_MINUTE: '100000',
+        TAIL_HOLDBACK_MS: '0',
+      },
     });
     token = await kit.token();
     const organization = await kit.data.organization();
@@ -22,19 +43,7 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     users = await kit.data.many(12, (i) =>
       kit.data.user({ organization_id: i % 2 === 0 ? organization.id : undefined }),
     );
-    // More rows than one export chunk (1,000), so the export spans several statements.
-    const values = Array.from({ length: 2100 }, (_, i) => {
-      const user = users[i % users.length];
-      const ms = String(i % 1000).padStart(3, '0');
-      return `('${user.email}', 'password', NULL, '192.0.2.1', 0, ${i % 3 ? 1 : 0}, ${
-        i % 3 ? 'NULL' : "'invalid_credentials'"
-      }, 'jest', '2026-06-01 00:00:${String(i % 60).padStart(2, '0')}.${ms}', ${user.id}, NULL, ${user.organization_id})`;
-    });
-    await kit.dataSource.query(
-      `INSERT INTO login_activities (user_email, authentication_method, oauth_provider, ip_address,
-        otp_required, success, failure_reason, user_agent, created_at, user_id, session_id,
-        organization_id) VALUES ${values.join(', ')}`,
-    );
+    await insertActivities(kit, users);
   });
 
   afterAll(() => kit.close());
@@ -108,6 +117,49 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     // The export itself (1), its 35 rows (3 more at 10 a request), and the request that reads it.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await remaining()).toBe(before - 1 - 1 - 3);
+  });
+
+  it('paces an export that spends its budget to the next window instead of running past it', async () => {
+    // 100 requests a minute, one per 10 rows: the export's first chunk of 1,000 rows spends it.
+    const paced = await startTestApp({
+      env: { EXPORT_ROWS_PER_REQUEST: '10', RATE_LIMIT_PER_MINUTE: '100', TAIL_HOLDBACK_MS: '0' },
+    });
+    try {
+      await insertActivities(paced, await paced.data.many(4, () => paced.data.user()));
+      const bearer = await paced.token();
+      const server = paced.app.getHttpServer();
+      await new Promise<void>((resolve) => server.listen(0, resolve));
+      const { port } = server.address() as AddressInfo;
+      let received = '';
+      let complete = false;
+      const request = httpRequest(
+        {
+          port,
+          path: '/v1/login_activities?sort=id',
+          headers: { Authorization: `Bearer ${bearer}`, Accept: NDJSON },
+        },
+        (response) => {
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (received += chunk));
+          response.on('end', () => (complete = response.complete));
+        },
+      );
+      request.on('error', () => undefined);
+      request.end();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      // The first chunk was sent; the rest waits for the next window, and so does the token.
+      expect(complete).toBe(false);
+      expect(lines(received)).toHaveLength(1000);
+      const refused = await paced
+        .http()
+        .get('/v1/users')
+        .set('Authorization', `Bearer ${bearer}`)
+        .expect(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(50);
+      request.destroy();
+    } finally {
+      await paced.close();
+    }
   });
 
   it('ends a stream that fails midway without its final chunk, so the client sees a truncated transfer', async () => {

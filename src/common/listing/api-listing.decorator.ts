@@ -46,7 +46,7 @@ export function ApiListing(
     ApiExtraModels(Envelope, PaginationView, itemType),
     ApiOkResponse({
       description:
-        'One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows; a stream that fails midway ends without its final chunk (a truncated transfer).',
+        'One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows, and pauses until the next window once it is spent; a stream that fails midway ends without its final chunk (a truncated transfer).',
       content: {
         'application/json': { schema: { $ref: getSchemaPath(Envelope) } },
         // Each line is one item, exactly as in `data` of a page.

@@ -12,11 +12,12 @@ const EXPORT_CHUNK_ROWS = 1000;
 
 /**
  * A listing streamed as NDJSON, read a chunk at a time: the next while this one is written, none
- * more until the client has taken it (about two chunks in memory). Emits `rows` for each chunk.
+ * more until the client has taken it (about two chunks in memory) and its pace allows.
  */
 export class ListingExport extends Readable {
   private pending: Promise<readonly object[] | undefined>;
   private reading = false;
+  private pace: (rows: number) => Promise<void> = async () => undefined;
 
   /** `first`: read before the reply starts, so that its errors are problems; then `nextChunk`. */
   constructor(
@@ -25,6 +26,12 @@ export class ListingExport extends Readable {
   ) {
     super();
     this.pending = Promise.resolve(first.length > 0 ? first : undefined);
+  }
+
+  /** Spends each chunk's rows with `pace` before the next chunk is read (the caller's budget). */
+  pacedBy(pace: (rows: number) => Promise<void>): this {
+    this.pace = pace;
+    return this;
   }
 
   override _read(): void {
@@ -37,11 +44,12 @@ export class ListingExport extends Readable {
           this.push(null);
           return;
         }
-        this.pending = this.nextChunk();
+        this.pending = this.pace(items.length).then(() =>
+          this.destroyed ? undefined : this.nextChunk(),
+        );
         // Awaited by the next _read; a rejection meanwhile must not count as unhandled.
         this.pending.catch(() => undefined);
         this.reading = false;
-        this.emit('rows', items.length);
         let lines = '';
         for (const item of items) lines += `${JSON.stringify(item)}\n`;
         this.push(lines);
@@ -50,9 +58,6 @@ export class ListingExport extends Readable {
     );
   }
 }
-
-/** Rows an export has sent, on `response.locals`: the rate limit charges them when it ends. */
-export const EXPORTED_ROWS = 'exportedRows';
 
 /** Every matching row (up to `limit`) as an NDJSON stream, read in keyset chunks. */
 @Injectable()

@@ -1,15 +1,18 @@
 import {
   CallHandler,
   ExecutionContext,
+  Inject,
   Injectable,
   Logger,
   NestInterceptor,
+  Optional,
   StreamableFile,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
 import { NotModified } from '../problem-details/problem.exception';
-import { EXPORTED_ROWS, ListingExport } from './listing-export';
+import { EXPORT_BUDGET, ExportBudget } from './export-budget';
+import { ListingExport } from './listing-export';
 import { NDJSON } from './listing-format.decorator';
 import { entityTag, ifNoneMatchHits } from '../http/entity-tag';
 import { pathAndQuery } from '../http/request-target';
@@ -27,14 +30,16 @@ const VARIES_WITH = 'Authorization, Accept';
 export class PageEnvelopeInterceptor implements NestInterceptor {
   private readonly logger = new Logger('ListingExport');
 
+  constructor(@Optional() @Inject(EXPORT_BUDGET) private readonly budget?: ExportBudget) {}
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       map((result: unknown) => {
         const http = context.switchToHttp();
         const response = http.getResponse<Response>();
-        if (result instanceof ListingExport) return this.stream(result, response);
-        if (!(result instanceof Page)) return result;
         const request = http.getRequest<Request>();
+        if (result instanceof ListingExport) return this.stream(result, request, response);
+        if (!(result instanceof Page)) return result;
         response.setHeader('X-Total-Count', String(result.total));
         const link = linkHeader(pathAndQuery(request.originalUrl), result);
         if (link) response.setHeader('Link', link);
@@ -58,12 +63,10 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
   }
 
   /** An export as NDJSON: a failure after its first bytes destroys the connection (no final chunk). */
-  private stream(rows: ListingExport, response: Response): StreamableFile {
+  private stream(rows: ListingExport, request: Request, response: Response): StreamableFile {
     response.setHeader('Cache-Control', 'private, no-store');
     response.vary(VARIES_WITH);
-    rows.on('rows', (count: number) => {
-      response.locals[EXPORTED_ROWS] = Number(response.locals[EXPORTED_ROWS] ?? 0) + count;
-    });
+    if (this.budget) rows.pacedBy(this.budget.paceOf(request));
     return new StreamableFile(rows, { type: `${NDJSON}; charset=utf-8` }).setErrorHandler(
       (error) => {
         this.logger.warn(`export cut short: ${error.message}`);

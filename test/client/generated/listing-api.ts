@@ -392,7 +392,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows; a stream that fails midway ends without its final chunk (a truncated transfer). */
+            /** @description One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows, and pauses until the next window once it is spent; a stream that fails midway ends without its final chunk (a truncated transfer). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -482,7 +482,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows; a stream that fails midway ends without its final chunk (a truncated transfer). */
+            /** @description One page of the listing (`application/json`), or with `Accept: application/x-ndjson` every matching row, one item per line (`page` refused, `limit` caps the rows, same filters, sort and scope). An export spends one request of rate-limit budget per EXPORT_ROWS_PER_REQUEST rows, and pauses until the next window once it is spent; a stream that fails midway ends without its final chunk (a truncated transfer). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,0 +1,29 @@
+import type { AppConfig } from '../config/app-config';
+import type { SharedRedis } from '../redis/shared-redis';
+import { RateLimits } from './rate-limits';
+
+describe('RateLimits.spendWaiting', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('spends past a window by waiting for the next ones, never running past the budget', async () => {
+    const config = {
+      rateLimit: { perMinute: 10, authFailuresPerMinute: 5 },
+      redisKeyPrefix: 'spec:',
+    } as unknown as AppConfig;
+    const limits = new RateLimits(config, { client: () => undefined } as unknown as SharedRedis);
+    let done = false;
+    // 25 points at 10 a minute: this window's 10, the next one's 10, then 5 as the third begins.
+    const spending = limits.spendWaiting('token:a', 25).then(() => (done = true));
+    await jest.advanceTimersByTimeAsync(59_000);
+    expect(done).toBe(false);
+    expect((await limits.consume('token:a')).allowed).toBe(false);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(done).toBe(false);
+    await jest.advanceTimersByTimeAsync(2_000);
+    await spending;
+    expect(done).toBe(true);
+    const after = await limits.consume('token:a');
+    expect(after).toMatchObject({ allowed: true, remaining: 4 });
+  });
+});
