@@ -3,7 +3,7 @@ import { startTestApp, TestApp, walkIds } from '../kit';
 describe('users of one organization', () => {
   let kit: TestApp;
   beforeAll(async () => (kit = await startTestApp()));
-  afterAll(() => kit.close());
+  afterAll(() => kit?.close()); // `?.`: a failed boot has no kit to close
 
   it('lists only its own users', async () => {
     const org = await kit.data.organization();

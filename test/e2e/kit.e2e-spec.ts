@@ -1,9 +1,20 @@
-import { startTestApp, TestApp } from '../kit';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import {
+  equalsFilter,
+  filterQuery,
+  pageIds,
+  rangeFilter,
+  referenceIds,
+  startTestApp,
+  TestApp,
+  testTarget,
+} from '../kit';
 
 describe('the test kit', () => {
   let kit: TestApp;
   beforeAll(async () => (kit = await startTestApp()));
-  afterAll(() => kit.close());
+  afterAll(() => kit?.close());
 
   it("shows the reply's problem when a status expectation fails", async () => {
     const api = await kit.client();
@@ -11,5 +22,71 @@ describe('the test kit', () => {
       /expected 200, got 400: .*role_id/,
     );
     await api.get('/v1/users?role_id=0').expect(400);
+  });
+
+  it('makes distinct users from two kits on one database', async () => {
+    const second = await startTestApp({ database: kit.database });
+    try {
+      const [one, other] = [await kit.data.user(), await second.data.user()];
+      expect(one.email).not.toBe(other.email);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refuses an env name it does not know, and leaves no database behind a failed boot', async () => {
+    const databases = async (): Promise<string[]> => {
+      if (testTarget === 'sqlite') {
+        return readdirSync(tmpdir()).filter((name) =>
+          name.startsWith(`listing-test-${process.pid}-`),
+        );
+      }
+      const rows: Record<string, string>[] = await kit.dataSource.query('SHOW DATABASES');
+      return rows
+        .map((row) => Object.values(row)[0])
+        .filter((name) => name.startsWith(`listing_test_${process.pid}_`));
+    };
+    const before = await databases();
+    await expect(startTestApp({ env: { RATE_LIMT_PER_MINUTE: '3' } })).rejects.toThrow(
+      /no variable RATE_LIMT_PER_MINUTE/,
+    );
+    await expect(startTestApp({ env: { RATE_LIMIT_PER_MINUTE: 'three' } })).rejects.toThrow(
+      /RATE_LIMIT_PER_MINUTE/,
+    );
+    expect(await databases()).toEqual(before);
+  });
+
+  it('names a field a factory does not take', async () => {
+    await expect(kit.data.user({ organisation_id: 1 } as never)).rejects.toThrow(
+      /data\.user\(\) has no field organisation_id/,
+    );
+  });
+
+  it("gives a login activity made with user_id that user's e-mail and organization", async () => {
+    const user = await kit.data.user();
+    const activity = await kit.data.loginActivity({ user_id: user.id });
+    expect(activity).toMatchObject({
+      user_id: user.id,
+      user_email: user.email,
+      organization_id: user.organization_id,
+    });
+  });
+
+  it('reads an instant with an offset, and finer than a millisecond, as the API does', async () => {
+    const user = await kit.data.user();
+    for (const at of ['2026-09-09T23:00:00Z', '2026-09-10T00:00:00Z', '2026-09-10T00:00:00.001Z']) {
+      await kit.data.loginActivity({ user, created_at: new Date(at) });
+    }
+    const api = await kit.client();
+    for (const from of ['2026-09-10T02:00:00+02:00', '2026-09-10T00:00:00.0001Z']) {
+      const filters = [
+        equalsFilter('user_id', user.id),
+        rangeFilter('created_from', from, 'created_at', '>='),
+      ];
+      const path = `/v1/login_activities?${filterQuery(filters)}`;
+      const expected = await referenceIds(kit.dataSource, 'login_activities', filters, 'id');
+      expect(expected.length).toBeGreaterThan(0);
+      expect(pageIds((await api.get(path).expect(200)).body)).toEqual(expected);
+    }
   });
 });

@@ -34,17 +34,46 @@ export interface LoginActivityRow {
   organization_id: number | null;
 }
 
+/** Shared by every factory of the process: two kits on one database must not make the same e-mail. */
+let sequence = 0;
+
+const USER_FIELDS = ['name', 'email', 'role_id', 'organization_id', 'created_at', 'updated_at'];
+const LOGIN_ACTIVITY_FIELDS = [
+  'user',
+  'user_email',
+  'authentication_method',
+  'oauth_provider',
+  'ip_address',
+  'otp_required',
+  'success',
+  'failure_reason',
+  'user_agent',
+  'created_at',
+  'user_id',
+  'session_id',
+  'organization_id',
+];
+
+/** A misspelt field (`organisation_id`) would otherwise be dropped, or fail as a driver error. */
+function onlyFields(kind: string, values: object, known: readonly string[]): void {
+  const unknown = Object.keys(values).filter((field) => !known.includes(field));
+  if (unknown.length) {
+    throw new Error(
+      `data.${kind}() has no field ${unknown.join(', ')} (it takes ${known.join(', ')})`,
+    );
+  }
+}
+
 /**
  * Rows in one line each, with sensible defaults: `await data.user({ name: 'Ada' })` makes its
  * organization and role when none are given. Everything goes in through plain SQL, as the
  * upstream system would write it.
  */
 export class DataFactory {
-  private sequence = 0;
-
   constructor(private readonly dataSource: DataSource) {}
 
   async organization(values: Partial<Omit<OrganizationRow, 'id'>> = {}): Promise<OrganizationRow> {
+    onlyFields('organization', values, ['name']);
     const name = values.name ?? `Organization ${this.next()}`;
     const id = await this.insert('organizations', {
       name,
@@ -54,11 +83,13 @@ export class DataFactory {
   }
 
   async role(values: Partial<Omit<RoleRow, 'id'>> = {}): Promise<RoleRow> {
+    onlyFields('role', values, ['name']);
     const name = values.name ?? `role-${this.next()}`;
     return { id: await this.insert('roles', { name }), name };
   }
 
   async user(values: Partial<Omit<UserRow, 'id'>> = {}): Promise<UserRow> {
+    onlyFields('user', values, USER_FIELDS);
     const n = this.next();
     const organization_id = values.organization_id ?? (await this.organization()).id;
     const role_id = values.role_id ?? (await this.role()).id;
@@ -79,12 +110,17 @@ export class DataFactory {
     return { id, ...row };
   }
 
-  /** A login attempt; by default a successful password login by `user` (or an unknown e-mail). */
+  /**
+   * A login attempt; by default a successful password login by `user` (or by the user `user_id`
+   * names, read back; with neither, an unknown e-mail).
+   */
   async loginActivity(
     values: Partial<Omit<LoginActivityRow, 'id'>> & { user?: UserRow } = {},
   ): Promise<LoginActivityRow> {
+    onlyFields('loginActivity', values, LOGIN_ACTIVITY_FIELDS);
     const n = this.next();
-    const { user, ...rest } = values;
+    const { user: given, ...rest } = values;
+    const user = given ?? (rest.user_id != null ? await this.userById(rest.user_id) : undefined);
     const success = rest.success ?? true;
     const method = rest.authentication_method ?? 'password';
     const row: Omit<LoginActivityRow, 'id'> = {
@@ -135,8 +171,17 @@ export class DataFactory {
   }
 
   private next(): number {
-    this.sequence += 1;
-    return this.sequence;
+    sequence += 1;
+    return sequence;
+  }
+
+  private async userById(id: number): Promise<UserRow> {
+    const [row] = await this.dataSource.query(
+      'SELECT id, email, organization_id FROM users WHERE id = ?',
+      [id],
+    );
+    if (!row) throw new Error(`data.loginActivity(): no user has the id ${id}`);
+    return { ...row, id: Number(row.id), organization_id: Number(row.organization_id) } as UserRow;
   }
 
   private async insert(table: string, values: Record<string, unknown>): Promise<number> {

@@ -18,8 +18,17 @@ export const filterQuery = (filters: FilterCase[], sort?: string): string =>
     ...(sort ? [['sort', sort] as [string, string]] : []),
   ]).toString();
 
-/** A UTC instant as both databases compare it with a DATETIME(3) column. */
-const sqlTime = (iso: string) => iso.replace('T', ' ').replace('Z', '');
+/**
+ * An instant as the API reads it (any offset, a date as its midnight UTC, rounded up to the next
+ * millisecond), in UTC as both databases compare it with a DATETIME(3) column.
+ */
+function sqlTime(iso: string): string {
+  const at = new Date(iso.toUpperCase());
+  if (Number.isNaN(at.getTime())) return iso;
+  const beyondMilliseconds = /[1-9]/.test((/\.(\d+)/.exec(iso)?.[1] ?? '').slice(3));
+  const rounded = new Date(at.getTime() + (beyondMilliseconds ? 1 : 0));
+  return rounded.toISOString().replace('T', ' ').replace('Z', '');
+}
 
 /** `parameter=value`, a column equal to it (booleans as 1 and 0). */
 export function equalsFilter(

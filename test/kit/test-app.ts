@@ -8,7 +8,7 @@ import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { TokenIssuer } from '../../src/auth/token-issuer';
 import { registeredScopeNames } from '../../src/common/auth/scope-registry';
-import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { AppConfig, configSchema, loadConfig } from '../../src/config/app-config';
 import { buildOpenApiDocument } from '../../src/openapi/openapi-document';
 import { __resetOutOfContextForTests as resetOutOfContextLogger } from 'nestjs-pino/PinoLogger';
 import { contractCheckedAgent, ContractValidator } from './contract';
@@ -112,8 +112,26 @@ export interface TestApp {
  *   const kit = await startTestApp();
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const ownDatabase = !options.database;
-  const database = options.database ?? (await createTestDatabase(options.target));
+  // A misspelt name would boot with that variable's default, and the case would test nothing.
+  const unknown = Object.keys(options.env ?? {}).filter((name) => !(name in configSchema.shape));
+  if (unknown.length) {
+    throw new Error(`startTestApp: env has no variable ${unknown.join(', ')} (see the README)`);
+  }
+  if (options.database) return bootOn(options.database, false, options);
+  const database = await createTestDatabase(options.target);
+  try {
+    return await bootOn(database, true, options);
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
+async function bootOn(
+  database: TestDatabase,
+  ownDatabase: boolean,
+  options: TestAppOptions,
+): Promise<TestApp> {
   const captured = options.captureLogs ? new LogCapture() : undefined;
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -138,8 +156,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ],
   }).compile();
   const app = moduleRef.createNestApplication(APP_OPTIONS);
-  configureApp(app, config);
-  await app.init();
+  try {
+    configureApp(app, config);
+    await app.init();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
 
   const dataSource = app.get(DataSource);
   const issuer = new TokenIssuer(new ApiTokensRepository(dataSource));

@@ -21,7 +21,7 @@ export interface TestDatabase {
 /** A throw-away database of its own: a temp SQLite file, or a fresh MySQL schema. */
 export async function createTestDatabase(target: TestTarget = testTarget): Promise<TestDatabase> {
   if (target === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'listing-test-'));
+    const dir = mkdtempSync(join(tmpdir(), `listing-test-${process.pid}-`));
     return {
       target,
       env: { SQLITE_PATH: join(dir, 'test.sqlite') },
