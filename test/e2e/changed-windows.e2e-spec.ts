@@ -12,7 +12,7 @@ import {
 
 const DAY = 24 * 3_600_000;
 /** A page statement that reads a walk bound: SQLite's condition, MySQL's `UNION` branch. */
-const BOUND = /t\.updated_at >= \? OR t\.id > |FORCE INDEX \(`PRIMARY`\) WHERE \(t\.id > /;
+const BOUND = /t\.`updated_at` >= \? OR t\.id > |FORCE INDEX \(`PRIMARY`\) WHERE \(t\.id > /;
 /** The users are created from here on. */
 const start = Date.now() - 1600 * DAY;
 

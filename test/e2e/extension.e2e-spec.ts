@@ -1,6 +1,6 @@
 import { toSqlDatetime } from '../../src/database/row-values';
 import { AuditEventsModule, createAuditEventsTable } from '../extension/audit-events';
-import { ApiClient, startTestApp, TestApp } from '../kit';
+import { ApiClient, pageIds, startTestApp, TestApp, walkIds } from '../kit';
 
 /**
  * A third listing, defined only under test/extension/audit-events: a table, a definition, a DTO of
@@ -20,11 +20,12 @@ describe('a listing module added from outside src (audit events)', () => {
     const actions = ['sign_in', 'role_changed', 'token_created', 'export'];
     for (let i = 0; i < 25; i++) {
       await kit.dataSource.query(
-        'INSERT INTO audit_events (organization_id, actor_id, action, created_at) VALUES (?, ?, ?, ?)',
+        'INSERT INTO audit_events (organization_id, actor_id, action, `group`, created_at) VALUES (?, ?, ?, ?, ?)',
         [
           i % 5 === 0 ? orgB : orgA,
           i % 2 === 0 ? 7 : null,
           actions[i % 4],
+          i % 3 === 0 ? 'security' : 'ops',
           toSqlDatetime(new Date(Date.UTC(2026, 10, 1, 0, 0, i))),
         ],
       );
@@ -38,7 +39,13 @@ describe('a listing module added from outside src (audit events)', () => {
   it('renders its items and applies its own filters', async () => {
     const first = await get('?limit=1').expect(200);
     expect(first.body.data).toEqual([
-      { id: 1, action: 'sign_in', actor_id: 7, created_at: '2026-11-01T00:00:00.000Z' },
+      {
+        id: 1,
+        action: 'sign_in',
+        group: 'security',
+        actor_id: 7,
+        created_at: '2026-11-01T00:00:00.000Z',
+      },
     ]);
     const signIns = await get('?action=sign_in&limit=100').expect(200);
     expect(signIns.headers['x-total-count']).toBe('7');
@@ -49,6 +56,25 @@ describe('a listing module added from outside src (audit events)', () => {
       11, 13, 15, 17, 19, 21, 23, 25,
     ]);
   });
+
+  it.each(['group', '-group'])(
+    'filters and sorts by a column named with a reserved word (sort=%s), as the database orders it',
+    async (sort) => {
+      const direction = sort.startsWith('-') ? 'DESC' : 'ASC';
+      const ordered: { id: number }[] = await kit.dataSource.query(
+        `SELECT id FROM audit_events ORDER BY \`group\` ${direction}, id ${direction}`,
+      );
+      const security: { id: number }[] = await kit.dataSource.query(
+        "SELECT id FROM audit_events WHERE `group` = 'security' ORDER BY id",
+      );
+      const ids = (rows: { id: number }[]) => rows.map((row) => Number(row.id));
+      expect(await walkIds(api, `/v1/audit_events?sort=${sort}&limit=4`)).toEqual(ids(ordered));
+      const page = await get(`?sort=${sort}&limit=5&page=3`).expect(200);
+      expect(pageIds(page.body)).toEqual(ids(ordered).slice(10, 15));
+      const filtered = await get('?group=security&limit=100').expect(200);
+      expect(pageIds(filtered.body)).toEqual(ids(security));
+    },
+  );
 
   it('rejects a value outside its own enum with a 400 naming the parameter', async () => {
     const response = await get('?action=delete').expect(400);
@@ -87,6 +113,7 @@ describe('a listing module added from outside src (audit events)', () => {
       'created_from',
       'created_to',
       'cursor',
+      'group',
       'limit',
       'page',
       'sort',
@@ -97,7 +124,9 @@ describe('a listing module added from outside src (audit events)', () => {
       maximum: 100,
       default: 20,
     });
-    expect(parameters.sort).toMatchObject({ enum: ['id', '-id', 'created_at', '-created_at'] });
+    expect(parameters.sort).toMatchObject({
+      enum: ['id', '-id', 'created_at', '-created_at', 'group', '-group'],
+    });
     expect(parameters.action).toMatchObject({
       enum: ['sign_in', 'role_changed', 'token_created', 'export'],
     });

@@ -58,7 +58,7 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     const forced = [...sql.matchAll(/FORCE INDEX \(([^)]+)\)/g)].map((m) => m[1]);
     const list = forced.length ? forced.join(',').replace(/[` ]/g, '') : undefined;
     const index = named ? (list ?? named[2]) : /NOT INDEXED/.test(sql) ? 'PRIMARY' : undefined;
-    const order = /ORDER BY t\.(\w+)/.exec(sql)?.[1];
+    const order = /ORDER BY t\.`?(\w+)/.exec(sql)?.[1];
     const path = paths.find((p) => p.index === index);
     const walk =
       !order || (index ?? 'PRIMARY') === 'PRIMARY'

@@ -48,7 +48,9 @@ describe('the count cache warm-up after a start (COUNT_CACHE_WARMUP)', () => {
       const whole = statements
         .statements()
         .filter((sql) => /^SELECT COUNT\(\*\)/.test(sql))
-        .filter((sql) => !/t\.id >/.test(sql) && !/t\.created_at >= .*t\.created_at < /.test(sql));
+        .filter(
+          (sql) => !/t\.id >/.test(sql) && !/t\.`created_at` >= .*t\.`created_at` < /.test(sql),
+        );
       expect(whole).toEqual([]);
     } finally {
       statements.stop();

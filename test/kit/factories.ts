@@ -187,7 +187,7 @@ export class DataFactory {
   private async insert(table: string, values: Record<string, unknown>): Promise<number> {
     const columns = Object.keys(values);
     const result = await this.dataSource.query(
-      `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      `INSERT INTO \`${table}\` (${columns.map((column) => `\`${column}\``).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
       Object.values(values),
     );
     if (this.dataSource.options.type === 'mysql') return Number(result.insertId);

@@ -37,7 +37,7 @@ export function equalsFilter(
   column = parameter,
 ): FilterCase {
   const bound = typeof value === 'boolean' ? (value ? 1 : 0) : value;
-  return { parameter, value: String(value), sql: `${column} = ?`, params: [bound] };
+  return { parameter, value: String(value), sql: `\`${column}\` = ?`, params: [bound] };
 }
 
 /** A time range's end: `>=` for `…_from`, `<` for `…_to`. */
@@ -47,7 +47,7 @@ export function rangeFilter(
   column: string,
   operator: '>=' | '<',
 ): FilterCase {
-  return { parameter, value: iso, sql: `${column} ${operator} ?`, params: [sqlTime(iso)] };
+  return { parameter, value: iso, sql: `\`${column}\` ${operator} ?`, params: [sqlTime(iso)] };
 }
 
 /** `q`: a prefix of the name or the e-mail. */
@@ -70,9 +70,9 @@ export async function timeAt(
   share: number,
   column = 'created_at',
 ): Promise<string> {
-  const [{ n }] = await dataSource.query<{ n: number }[]>(`SELECT COUNT(*) AS n FROM ${table}`);
+  const [{ n }] = await dataSource.query<{ n: number }[]>(`SELECT COUNT(*) AS n FROM \`${table}\``);
   const [row] = await dataSource.query<{ at: string }[]>(
-    `SELECT CAST(${column} AS CHAR) AS at FROM ${table} ORDER BY ${column}, id LIMIT 1 OFFSET ${Math.floor(Number(n) * share)}`,
+    `SELECT CAST(\`${column}\` AS CHAR) AS at FROM \`${table}\` ORDER BY \`${column}\`, id LIMIT 1 OFFSET ${Math.floor(Number(n) * share)}`,
   );
   return `${row.at.slice(0, 19).replace(' ', 'T')}.000Z`;
 }
@@ -94,7 +94,7 @@ export async function referenceIds(
   const column = sort.replace(/^-/, '');
   const direction = sort.startsWith('-') ? 'DESC' : 'ASC';
   const rows = await dataSource.query<{ id: number }[]>(
-    `SELECT id FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${column} ${direction}, id ${direction}`,
+    `SELECT id FROM \`${table}\`${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY \`${column}\` ${direction}, id ${direction}`,
     params,
   );
   return rows.map((r) => Number(r.id));

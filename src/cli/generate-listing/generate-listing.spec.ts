@@ -1,4 +1,7 @@
-import { listingNames } from './generate-listing';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateListing, listingNames } from './generate-listing';
 
 describe('listingNames', () => {
   it('spells one name every way the module needs it', () => {
@@ -33,6 +36,26 @@ describe('listingNames', () => {
   it('refuses names that are not lower-case words', () => {
     for (const name of ['Audit-Events', 'audit events', '-events', 'events-', '1events', '']) {
       expect(() => listingNames(name)).toThrow('is not a listing name');
+    }
+  });
+});
+
+describe('generateListing', () => {
+  it('refuses a name whose table the project already creates, writing nothing', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'listing-names-'));
+    try {
+      const extension = join(out, 'test', 'extension', 'audit-events');
+      mkdirSync(extension, { recursive: true });
+      writeFileSync(
+        join(extension, 'audit-events.table.ts'),
+        "runner.createTable(\n  new Table({\n    name: 'audit_events',\n  }),\n);\n",
+      );
+      await expect(generateListing({ name: 'audit-events', out })).rejects.toThrow(
+        'a table audit_events is already created by test/extension/audit-events/audit-events.table.ts',
+      );
+      expect(existsSync(join(out, 'src'))).toBe(false);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
     }
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
 /** The spellings of one listing's name that the templates use, e.g. for `audit-events`. */
@@ -81,6 +81,20 @@ export interface GenerateResult {
 
 const TEMPLATES = join(__dirname, 'templates');
 
+/** The file that already creates `table` (a migration, or a test module's own table), if any. */
+function tableCreatedBy(out: string, table: string): string | undefined {
+  const creates = new RegExp(`new Table\\(\\{\\s*name: '${table}'`);
+  for (const folder of [join('src', 'database', 'migrations'), join('test', 'extension')]) {
+    if (!existsSync(join(out, folder))) continue;
+    const files = readdirSync(join(out, folder), { recursive: true, encoding: 'utf8' });
+    const found = files.find(
+      (file) => file.endsWith('.ts') && creates.test(readFileSync(join(out, folder, file), 'utf8')),
+    );
+    if (found) return join(folder, found);
+  }
+  return undefined;
+}
+
 /**
  * Writes a listing module's skeleton from the templates: a module that compiles and passes its
  * e2e test as it is, with a `name` column to replace by the real ones (the TODOs say where).
@@ -108,6 +122,10 @@ export async function generateListing(options: GenerateOptions): Promise<Generat
     existsSync(join(options.out, path)),
   );
   if (taken.length > 0) throw new Error(`already there, not overwritten: ${taken.join(', ')}`);
+  const creator = tableCreatedBy(options.out, names.snake);
+  if (creator) {
+    throw new Error(`a table ${names.snake} is already created by ${creator}: choose another name`);
+  }
 
   const values: Record<string, string> = { ...names, timestamp };
   for (const [template, target] of files) {

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal';
-import { ListingDefinition, SortDirection } from './listing-definition';
+import { columnSql, ListingDefinition, SortDirection } from './listing-definition';
 import { bind, BoundColumns, PRIMARY_KEY } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
 
@@ -86,7 +86,7 @@ export function buildCriteria(
   const bound = { equals: new Set<string>(), ranges: new Set<string>() };
   if (principal.organizationId !== null) {
     conditions.push({
-      sql: `t.${definition.organizationColumn} = :scope_organization_id`,
+      sql: `${columnSql(definition.organizationColumn)} = :scope_organization_id`,
       params: { scope_organization_id: principal.organizationId },
       binds: { column: definition.organizationColumn, range: false },
     });
@@ -101,11 +101,15 @@ export function buildCriteria(
     const name = `filter_${parameter}`;
     switch (operator) {
       case 'equals':
-        conditions.push({ sql: `t.${column} = :${name}`, params: { [name]: value }, binds });
+        conditions.push({
+          sql: `${columnSql(column)} = :${name}`,
+          params: { [name]: value },
+          binds,
+        });
         break;
       case 'from':
       case 'to': {
-        const sql = `t.${column} ${operator === 'from' ? '>=' : '<'} :${name}`;
+        const sql = `${columnSql(column)} ${operator === 'from' ? '>=' : '<'} :${name}`;
         const at = value instanceof Date ? value.getTime() : undefined;
         const between =
           operator === 'from' ? { from: at } : { to: at === undefined ? undefined : at - 1 };
@@ -113,7 +117,7 @@ export function buildCriteria(
         break;
       }
       case 'prefix': {
-        const like = (c: string) => `t.${c} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
+        const like = (c: string) => `${columnSql(c)} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
         const anyOf = (columns ?? [column]).map((c) => ({ column: c, sql: like(c) }));
         conditions.push({
           sql: `(${anyOf.map(({ sql }) => sql).join(' OR ')})`,
@@ -206,7 +210,7 @@ export function trialWalk(criteria: ListingCriteria): ListingCriteria | undefine
     conditions: [
       ...criteria.conditions,
       {
-        sql: `t.${sortColumn} ${ascending ? '<' : '>='} :trial_edge`,
+        sql: `${columnSql(sortColumn)} ${ascending ? '<' : '>='} :trial_edge`,
         params: { trial_edge: value },
       },
     ],
@@ -239,7 +243,7 @@ function pastPosition(
   name = 'cursor',
 ): Condition {
   const [past, orEqual] = direction === 'ASC' ? ['>', '>='] : ['<', '<='];
-  const column = `t.${sortColumn}`;
+  const column = columnSql(sortColumn);
   const [value, id] = [`${name}_value`, `${name}_id`];
   return sortColumn === 'id'
     ? { sql: `t.id ${past} :${id}`, params: { [id]: position.id }, idRange: true }

@@ -74,3 +74,7 @@ export interface IndexPath {
   /** The sort column is unique on its own: the walk orders by it alone (MariaDB sorts `, id`). */
   uniqueSort?: true;
 }
+
+/** `alias.column` in SQL, quoted: a column may be named with a reserved word (`group`, `key`). */
+export const columnSql = (column: string, alias = 't'): string =>
+  column === 'id' ? `${alias}.id` : `${alias}.\`${column}\``;

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ProblemException } from '../problem-details/problem.exception';
 import type { TotalCounter } from './count-cache';
 import { ListingCursors, WalkPosition } from './listing-cursor';
+import { columnSql } from './listing-definition';
 import {
   afterPosition,
   idsAbove,
@@ -211,7 +212,7 @@ export class ListingPager {
         // Ids, or ms: where a trial walk starts, and the stretch's share of a histogram.
         const at = column === 'id' ? edge : edge * 1000;
         const from: Condition = {
-          sql: `t.${column} ${operator} :bucket_edge`,
+          sql: `${columnSql(column)} ${operator} :bucket_edge`,
           params: { bucket_edge: column === 'id' ? at : new Date(at) },
           binds: { column, range: true },
           between: ascending ? { from: at } : { to: at - 1 },

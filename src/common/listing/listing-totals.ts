@@ -9,6 +9,7 @@ import {
   ListingCriteria,
   upToCondition,
 } from './listing-criteria';
+import { columnSql } from './listing-definition';
 import type { ListingQuery } from './listing-query.dto';
 import { ListingRollups } from './listing-rollup';
 import {
@@ -343,7 +344,7 @@ export class ListingTotals {
     const conditions: Condition[] = [
       ...criteria.conditions.filter((c) => !(c.binds?.range && c.binds.column === time)),
       {
-        sql: `t.${time} >= :edge_from AND t.${time} < :edge_to`,
+        sql: `${columnSql(time)} >= :edge_from AND ${columnSql(time)} < :edge_to`,
         params: { edge_from: new Date(from), edge_to: new Date(to) },
         binds: { column: time, range: true },
         between: { from, to: to - 1 },
@@ -451,8 +452,10 @@ export class ListingTotals {
       return this.walks.planned(repository, { ...base, sortColumn, conditions, bound }, 1);
     };
     return [
-      ...(from ? [side(`t.${column} < :outside_at`, from, { to: from.getTime() - 1 })] : []),
-      ...(to ? [side(`t.${column} >= :outside_at`, to, { from: to.getTime() })] : []),
+      ...(from
+        ? [side(`${columnSql(column)} < :outside_at`, from, { to: from.getTime() - 1 })]
+        : []),
+      ...(to ? [side(`${columnSql(column)} >= :outside_at`, to, { from: to.getTime() })] : []),
     ];
   }
 
@@ -481,8 +484,8 @@ export class ListingTotals {
       const at = (bucket: number) => new Date(bucket * size * 1000);
       const edge = async (bucket: number, since: Date, until: Date): Promise<Bucket> => {
         const range: Condition[] = [
-          { sql: `t.${column} >= :window_since`, params: { window_since: since } },
-          { sql: `t.${column} < :window_until`, params: { window_until: until } },
+          { sql: `${columnSql(column)} >= :window_since`, params: { window_since: since } },
+          { sql: `${columnSql(column)} < :window_until`, params: { window_until: until } },
           idsUpTo('window_max_id', histogram.maxId),
         ];
         const conditions = [...base.conditions, ...range];

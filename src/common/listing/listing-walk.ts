@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { CountCache } from './count-cache';
 import type { WalkPosition } from './listing-cursor';
-import type { ListingDefinition } from './listing-definition';
+import { columnSql, type ListingDefinition } from './listing-definition';
 import {
   allConditions,
   afterPosition,
@@ -501,7 +501,7 @@ function walkBoundOf(
         }
       : {
           // Whole seconds: the upper bound is the second after the highest.
-          sql: `t.${sort} >= :reach_from AND t.${sort} < :reach_to`,
+          sql: `${columnSql(sort)} >= :reach_from AND ${columnSql(sort)} < :reach_to`,
           params: {
             reach_from: new Date(empty ? 0 : low * 1000),
             reach_to: new Date(empty ? 0 : (high + 1) * 1000),
@@ -509,11 +509,15 @@ function walkBoundOf(
         };
   const since = new Date(changed.countedAt - marginMs);
   return {
-    sql: `((${range.sql}) OR t.${changedAt} >= :reach_since OR t.id > :reach_seen)`,
+    sql: `((${range.sql}) OR ${columnSql(changedAt)} >= :reach_since OR t.id > :reach_seen)`,
     params: { ...range.params, reach_since: since, reach_seen: changed.maxId },
     anyOf: [
       { column: sort, sql: range.sql },
-      { column: changedAt, sql: `t.${changedAt} >= :reach_since`, index: changedPath.index },
+      {
+        column: changedAt,
+        sql: `${columnSql(changedAt)} >= :reach_since`,
+        index: changedPath.index,
+      },
       { column: 'id', sql: 't.id > :reach_seen', index: PRIMARY_KEY },
     ],
   };

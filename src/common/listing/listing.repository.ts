@@ -8,7 +8,7 @@ import {
   StatementRunners,
 } from '../../database/statement-runner';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import type { ListingDefinition, SortDirection } from './listing-definition';
+import { columnSql, type ListingDefinition, type SortDirection } from './listing-definition';
 import {
   allConditions,
   idsAbove,
@@ -203,11 +203,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     upTo: number,
     options: PageOptions = {},
   ): Promise<Record<string, unknown>[]> {
-    const groups = [...columns.map((column) => `t.${column}`), this.bucketOf(time, 3600)];
+    const groups = [...columns.map((column) => columnSql(column)), this.bucketOf(time, 3600)];
     return this.select<Record<string, unknown>>(
       {
         sql:
-          `SELECT ${columns.map((column) => `t.${column} AS ${column}`).join(', ')}, ${groups.at(-1)} AS bucket,` +
+          `SELECT ${columns.map((column) => `${columnSql(column)} AS \`${column}\``).join(', ')}, ${groups.at(-1)} AS bucket,` +
           ` COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id FROM ${this.from(PRIMARY_KEY)}` +
           ` WHERE t.id > :group_above AND t.id <= :group_up_to GROUP BY ${groups.join(', ')}`,
         params: { group_above: above, group_up_to: upTo },
@@ -238,8 +238,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const divided = (value: string) => (mysql ? `${value} DIV ${n}` : `(${value} / ${n})`);
     if (column === 'id') return divided('t.id');
     const sinceYearOne = mysql
-      ? `TIMESTAMPDIFF(SECOND, '0001-01-01 00:00:00', t.${column})`
-      : `(CAST(strftime('%s', t.${column}) AS INTEGER) + ${YEAR_ONE_SECONDS})`;
+      ? `TIMESTAMPDIFF(SECOND, '0001-01-01 00:00:00', ${columnSql(column)})`
+      : `(CAST(strftime('%s', ${columnSql(column)}) AS INTEGER) + ${YEAR_ONE_SECONDS})`;
     // floor((s - Y) / n) = floor((s + shift·n - Y) / n) - shift, with s + shift·n - Y >= 0.
     const shift = Math.ceil(YEAR_ONE_SECONDS / n);
     const lead = shift * n - YEAR_ONE_SECONDS;
@@ -408,7 +408,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<boolean> {
     const column = this.definition.changedAt!;
     const changed = await statements.run(runner, {
-      sql: `SELECT t.id FROM \`${this.definition.table}\` t WHERE t.${column} >= :changed_since LIMIT 1`,
+      sql: `SELECT t.id FROM \`${this.definition.table}\` t WHERE ${columnSql(column)} >= :changed_since LIMIT 1`,
       params: { changed_since: since },
     });
     return changed.length > 0;
@@ -612,7 +612,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const page = { ...params, page_limit: Number(limit), page_offset: Number(offset) };
     const order = ` ORDER BY ${orderBy('t', criteria, direction)} LIMIT :page_limit OFFSET :page_offset`;
     // What a union's branches or materialized matches select: enough to order them.
-    const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, t.${criteria.sortColumn}`}`;
+    const selected = `t.id${criteria.sortColumn === 'id' ? '' : `, ${columnSql(criteria.sortColumn)}`}`;
     if (criteria.sorted && this.isMysql()) {
       // A page near the start takes only its first rows of each alternative, in the page's order.
       const top = offset + limit <= TOP_SORT_ROWS ? { direction, rows: offset + limit } : undefined;
@@ -672,12 +672,14 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       const { columns, timestamps = [], lookups = [] } = this.itemQuery;
       const outputOf = (alias: string) =>
         [
-          ...columns.map((column) => `${alias}.${column} AS ${column}`),
+          ...columns.map((column) => `${columnSql(column, alias)} AS \`${column}\``),
           // CHAR: text on MySQL/MariaDB, TEXT affinity on SQLite.
-          ...timestamps.map((column) => `CAST(${alias}.${column} AS CHAR) AS ${column}`),
+          ...timestamps.map(
+            (column) => `CAST(${columnSql(column, alias)} AS CHAR) AS \`${column}\``,
+          ),
           ...lookups.map(
             ({ name, table, column, key }) =>
-              `(SELECT l.${column} FROM \`${table}\` l WHERE l.id = ${alias}.${key}) AS ${name}`,
+              `(SELECT ${columnSql(column, 'l')} FROM \`${table}\` l WHERE l.id = ${alias}.\`${key}\`) AS \`${name}\``,
           ),
         ].join(', ');
       this.itemSqlText = { output: outputOf('x'), straightOutput: outputOf('t') };
@@ -810,8 +812,8 @@ const orderBy = (
   direction: SortDirection,
 ): string =>
   column === 'id' || uniqueSort
-    ? `${alias}.${column} ${direction}`
-    : `${alias}.${column} ${direction}, ${alias}.id ${direction}`;
+    ? `${columnSql(column, alias)} ${direction}`
+    : `${columnSql(column, alias)} ${direction}, ${alias}.id ${direction}`;
 
 /** Whether the page is nearer the end than the start (never the first page: it reads forward). */
 const walksFromEnd = (offset: number, limit: number, total: number): boolean =>

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiTimestampProperty } from '../../../src/openapi/api-properties';
-import { AUDIT_ACTIONS } from './list-audit-events-query.dto';
+import { AUDIT_ACTIONS, AUDIT_GROUPS } from './list-audit-events-query.dto';
 
 export class AuditEventView {
   @ApiProperty({ type: 'integer', format: 'int64' })
@@ -8,6 +8,9 @@ export class AuditEventView {
 
   @ApiProperty({ enum: AUDIT_ACTIONS })
   action: string;
+
+  @ApiProperty({ enum: AUDIT_GROUPS })
+  group: string;
 
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true })
   actor_id: number | null;

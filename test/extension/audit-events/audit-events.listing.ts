@@ -15,5 +15,7 @@ export const auditEventsListing = defineListing(ListAuditEventsQueryDto, {
     { index: 'ix_audit_events_org_id', equals: ['organization_id'], sort: 'id', bounded: true },
     { index: 'ix_audit_events_actor_id', equals: ['actor_id'], sort: 'id', bounded: true },
     { index: 'ix_audit_events_action', equals: ['action'], sort: 'id' },
+    { index: 'ix_audit_events_group', equals: ['group'], sort: 'id' },
+    { index: 'ix_audit_events_group', equals: [], sort: 'group' },
   ],
 });

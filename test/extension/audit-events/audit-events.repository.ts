@@ -10,7 +10,7 @@ export class AuditEventsRepository extends ListingRepository<AuditEventView> {
 
   /** The one query a listing writes: its columns (paging, counting and scope are shared). */
   protected readonly itemQuery = {
-    columns: ['id', 'action', 'actor_id'],
+    columns: ['id', 'action', 'group', 'actor_id'],
     timestamps: ['created_at'],
   };
 
@@ -18,6 +18,7 @@ export class AuditEventsRepository extends ListingRepository<AuditEventView> {
     return {
       id: toInteger(row.id),
       action: String(row.action),
+      group: String(row.group),
       actor_id: toNullableInteger(row.actor_id),
       created_at: toIsoTimestamp(row.created_at),
     };

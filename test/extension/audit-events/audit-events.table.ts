@@ -23,6 +23,8 @@ export async function createAuditEventsTable(dataSource: DataSource): Promise<vo
           { name: 'organization_id', type: bigint, isNullable: true },
           { name: 'actor_id', type: bigint, isNullable: true },
           { name: 'action', type: 'varchar', length: '64' },
+          // A reserved word in both databases: the listing core quotes every column it names.
+          { name: 'group', type: 'varchar', length: '32', default: "'ops'" },
           { name: 'created_at', type: 'datetime', precision: mysql ? 3 : undefined },
         ],
         indices: [
@@ -32,6 +34,7 @@ export async function createAuditEventsTable(dataSource: DataSource): Promise<vo
             columnNames: ['organization_id', 'id'],
           }),
           new TableIndex({ name: 'ix_audit_events_action', columnNames: ['action', 'id'] }),
+          new TableIndex({ name: 'ix_audit_events_group', columnNames: ['group', 'id'] }),
           new TableIndex({ name: 'ix_audit_events_actor_id', columnNames: ['actor_id', 'id'] }),
           new TableIndex({
             name: 'ix_audit_events_created_at',
