@@ -55,9 +55,9 @@ skipped or repeated. \`after_id\` (\`0\`: from the start, with \`sort=id\`) and 
 **Tail polling.** On an ascending walk in \`id\` order, or in the order rows change (users'
 \`sort=updated_at\`), the last page, even an empty one, has a \`next\` link: following it later
 returns the rows appended (or changed) since, until a window on that column (\`created_to\`,
-\`updated_to\`) has closed. Rows written in the last few seconds
-(TAIL_HOLDBACK_MS, 5 s by default) are held back from such walks and their exports, so that a
-write committed up to that late is never skipped (one committed later may be). A change dated ahead
+\`updated_to\`) has closed. Rows written, or in \`id\` order first seen, in the last few
+seconds (TAIL_HOLDBACK_MS, 5 s by default) are held back from such walks and their exports, so that
+a write committed up to that late is never skipped (one committed later may be). A change dated ahead
 comes when its time has. A change feed does not report deleted rows, nor rows that left its filter.
 
 **Export.** \`Accept: application/x-ndjson\` streams every matching row, one item per line (same

@@ -1,5 +1,5 @@
 import { toSqlDatetime } from '../../src/database/row-values';
-import { pageIds, parseLinks, startTestApp, TestApp, testTarget } from '../kit';
+import { eventually, pageIds, parseLinks, startTestApp, TestApp, testTarget } from '../kit';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -92,7 +92,10 @@ describe('rows committed late below an id a count has seen', () => {
     // Committed after id 1,000 was counted, below it.
     await insertWithId(500);
     // Within the TTL the cached total is 11; a far page counts again above the settled id.
-    expect(await fromTheEnd('success=true', 3)).toEqual(await idsInDatabase('success = 1'));
+    // Newest first: in id order, rows this new are still held back (a tail walk's hold-back).
+    expect(await fromTheEnd('success=true&sort=-id', 3)).toEqual(
+      (await idsInDatabase('success = 1')).reverse(),
+    );
     await sleep(350);
     expect((await list('success=true')).total).toBe(12);
   });
@@ -108,7 +111,9 @@ describe('rows committed late below an id a count has seen', () => {
     // Cut from the base's histogram now.
     expect((await list(window)).total).toBe(11);
     await insertWithId(500);
-    expect(await fromTheEnd(window, 3)).toEqual(await idsInDatabase('success = 1'));
+    expect(await fromTheEnd(`${window}&sort=-id`, 3)).toEqual(
+      (await idsInDatabase('success = 1')).reverse(),
+    );
   });
 });
 
@@ -164,4 +169,63 @@ describe('a change feed and an update committed late', () => {
       }
     },
   );
+});
+
+/**
+ * A log writer may back-date a row (an event ingested late). Held back by its time alone, such a
+ * row would be served while an earlier id is still being committed, and carry the poller's cursor
+ * past it for good. An id walk serves a row once a higher id has been seen TAIL_HOLDBACK_MS before.
+ */
+describe('a tail walk and a back-dated row committed before an earlier id', () => {
+  const HOLDBACK_MS = 3000;
+
+  it('holds the back-dated row until the earlier id has had the hold-back, then serves both in order', async () => {
+    const kit = await startTestApp({
+      env: { TAIL_HOLDBACK_MS: String(HOLDBACK_MS), RATE_LIMIT_PER_MINUTE: '0' },
+    });
+    try {
+      const api = kit.as(await kit.token());
+      const user = await kit.data.user();
+      const hourAgo = () => new Date(Date.now() - 3_600_000);
+      const rows = await kit.data.many(3, () =>
+        kit.data.loginActivity({ user, created_at: hourAgo() }),
+      );
+      const last = rows[2].id;
+      const activity = (id: number, created_at: Date) =>
+        kit.data.row('login_activities', {
+          id,
+          user_email: user.email,
+          authentication_method: 'password',
+          ip_address: '192.0.2.9',
+          otp_required: false,
+          success: false,
+          failure_reason: 'invalid_credentials',
+          created_at,
+          user_id: user.id,
+          organization_id: user.organization_id,
+        });
+      // The highest id has been seen a hold-back ago (read every HOLDBACK_MS / 4).
+      await sleep(HOLDBACK_MS * 1.5);
+      const start = await api.get(`/v1/login_activities?after_id=${last}&limit=10`).expect(200);
+      expect(pageIds(start.body)).toEqual([]);
+
+      // Id last + 1 is still being written when last + 2, dated an hour back, commits.
+      await activity(last + 2, hourAgo());
+      const held = await api.get(parseLinks(start.headers.link).next!).expect(200);
+      expect(pageIds(held.body)).toEqual([]);
+      await activity(last + 1, new Date());
+
+      // The first page to serve either serves both, in order.
+      const cursor = parseLinks(held.headers.link).next!;
+      const both = await eventually(
+        async () => pageIds((await api.get(cursor).expect(200)).body),
+        (ids) => ids.length > 0,
+        HOLDBACK_MS * 3,
+        200,
+      );
+      expect(both).toEqual([last + 1, last + 2]);
+    } finally {
+      await kit.close();
+    }
+  }, 30_000);
 });

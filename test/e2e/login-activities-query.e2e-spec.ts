@@ -99,6 +99,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
           created_at: at(3_600_000 + i * 60_000),
         }),
       )),
+      // An IPv6 address with its zone, as a writer may store it.
+      await data.loginActivity({ user: bob, ip_address: 'fe80::1%eth0', created_at: at(4000) }),
     ];
   });
 
@@ -160,6 +162,7 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       ['failure_reason', () => ({ failure_reason: 'otp_expired' })],
       ['ip_address (IPv4)', () => ({ ip_address: '198.51.100.7' })],
       ['ip_address (IPv6)', () => ({ ip_address: '2001:db8::1' })],
+      ['ip_address (IPv6 with a zone)', () => ({ ip_address: 'fe80::1%eth0' })],
       ['session_id', () => ({ session_id: 'sess_b6' })],
       ['otp_required=true', () => ({ otp_required: 'true' })],
       ['otp_required=false', () => ({ otp_required: 'false' })],

@@ -67,10 +67,11 @@ if (testTarget === 'sqlite') {
 
     /** A user written on the primary, with a name to look it up by. */
     const userOnPrimary = (name: string) => kit.data.user({ name });
+    // Newest first: an id walk holds rows back for TAIL_HOLDBACK_MS after their ids appear.
     const usersNamed = async (prefix: string) =>
-      (await api.get(`/v1/users?q=${encodeURIComponent(prefix)}`).expect(200)).body.data.map(
-        (user: { name: string }) => user.name,
-      ) as string[];
+      (
+        await api.get(`/v1/users?q=${encodeURIComponent(prefix)}&sort=-id`).expect(200)
+      ).body.data.map((user: { name: string }) => user.name) as string[];
 
     beforeAll(async () => {
       await servers.start();
@@ -108,7 +109,7 @@ if (testTarget === 'sqlite') {
 
     it('serves listings from a replica in the rotation; the primary answers readiness', async () => {
       const before = await replicaStatements();
-      expect(await usersNamed('Seed')).toEqual(['Seed 0', 'Seed 1', 'Seed 2']);
+      expect(await usersNamed('Seed')).toEqual(['Seed 2', 'Seed 1', 'Seed 0']);
       expect(await replicaStatements()).toBeGreaterThan(before);
       const info = await ready();
       expect(info.database).toEqual({ status: 'up' });

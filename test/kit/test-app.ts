@@ -140,6 +140,8 @@ async function bootOn(
     DB_MIGRATIONS_RUN: 'true',
     // Its counts at boot would mingle with what a test watches; listing-warmup's spec turns it on.
     COUNT_CACHE_WARMUP: 'false',
+    // Rows are listed as soon as they are written; a case about tail polling sets the hold-back.
+    TAIL_HOLDBACK_MS: '0',
     ...database.env,
     ...options.env,
   });

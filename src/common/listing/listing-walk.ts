@@ -210,14 +210,16 @@ export class ListingWalks {
 
   /**
    * The walk's `items` up to the first whose tail column (created, or changed) is less than
-   * TAIL_HOLDBACK_MS before `completeAsOf`: a row still being committed could overtake the newest.
+   * TAIL_HOLDBACK_MS before `completeAsOf`, or in id order whose id no id seen that long before
+   * reached: a row still being committed could be overtaken by a newer one, or a back-dated one.
    */
   heldBack<TItem extends { id: number }>(
-    { tail, criteria }: Walk<TItem>,
+    { tail, criteria, repository }: Walk<TItem>,
     items: TItem[],
     completeAsOf: number,
   ): TItem[] {
     if (!tail || this.tailHoldbackMs <= 0 || items.length === 0) return items;
+    const settled = criteria.sortColumn === 'id' ? repository.settledId(completeAsOf) : undefined;
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
     // In id order a row dated far ahead would hold back every later id for ever; in its own order
     // (a change feed) only rows dated later still, and served it would carry the cursor past now.
@@ -226,6 +228,7 @@ export class ListingWalks {
         ? '\uffff'
         : new Date(completeAsOf + FUTURE_DATED_MS).toISOString();
     const first = items.findIndex((item) => {
+      if (settled !== undefined && item.id > settled) return true;
       const written = (item as Record<string, unknown>)[tail];
       return typeof written === 'string' && written >= cutoff && written <= latestWriteTime;
     });

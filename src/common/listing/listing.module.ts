@@ -8,6 +8,7 @@ import { ListingRollups } from './listing-rollup';
 import { ListingTotals } from './listing-totals';
 import { ListingWalks } from './listing-walk';
 import { ListingWarmup } from './listing-warmup';
+import { TailWatch } from './tail-watch';
 
 /** The shared paging machinery, available to every listing module. */
 @Global()
@@ -22,6 +23,7 @@ import { ListingWarmup } from './listing-warmup';
     ListingPager,
     ListingRollups,
     ListingWarmup,
+    TailWatch,
   ],
   exports: [CountCache, ListingPager, ListingRollups, ListingWarmup],
 })

@@ -175,24 +175,25 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /**
-   * The highest id a count saw at least TAIL_HOLDBACK_MS ago: the rows up to it are taken as
-   * committed, as tail walks take them. Undefined until a count is that old.
+   * The highest id a statement saw at least TAIL_HOLDBACK_MS before `asOf`: the rows up to it are
+   * taken as committed, by counts and tail walks. Undefined until one is that old.
    */
-  settledId(): number | undefined {
-    const seen = this.highestIdsSeen;
-    const before = Date.now() - this.config.tailHoldbackMs;
-    const settled = seen.findLastIndex(([at]) => at <= before);
-    if (settled < 0) return undefined;
-    seen.splice(0, settled);
-    return seen[0][1];
+  settledId(asOf = Date.now()): number | undefined {
+    const before = asOf - this.config.tailHoldbackMs;
+    const settled = this.highestIdsSeen.findLastIndex(([at]) => at <= before);
+    return settled < 0 ? undefined : this.highestIdsSeen[settled][1];
   }
 
   /** Records the table's highest id a statement saw (when it had finished: later, not sooner). */
   private sawHighestId(maxId: number): void {
-    const [at, highest] = this.highestIdsSeen.at(-1) ?? [0, -1];
+    const seen = this.highestIdsSeen;
+    const [at, highest] = seen.at(-1) ?? [0, -1];
     const now = Date.now();
     // One a tenth of a second at most (a few dozen within the hold-back); skipping one only delays.
-    if (maxId > highest && now - at >= 100) this.highestIdsSeen.push([now, maxId]);
+    if (maxId > highest && now - at >= 100) seen.push([now, maxId]);
+    // Kept a minute past the hold-back: a replica's read asks as of its lag before.
+    const old = seen.findLastIndex(([when]) => when <= now - this.config.tailHoldbackMs - 60_000);
+    if (old > 0) seen.splice(0, old);
   }
 
   /** Rows of ids `(above, upTo]` per value of `columns` and hour of `time` (a rollup's chunk). */

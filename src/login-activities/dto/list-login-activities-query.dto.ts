@@ -42,9 +42,10 @@ export class ListLoginActivitiesQueryDto extends ListingQueryDto({
   @Filter('equals')
   @StringParam({
     maxLength: 45,
-    pattern: /^[0-9A-Fa-f.:]+$/,
+    // An IPv6 address may carry its zone (`fe80::1%eth0`, sent as `%25eth0`), as stored upstream.
+    pattern: /^(?:[0-9A-Fa-f.:]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.:]*%[0-9A-Za-z._~-]+)$/,
     patternMessage: 'must be an IPv4 or IPv6 address',
-    description: 'Only attempts from this IP address (IPv4 or IPv6 text form).',
+    description: 'Only attempts from this IP address (IPv4 or IPv6 text form, an IPv6 zone too).',
   })
   ip_address?: string;
 

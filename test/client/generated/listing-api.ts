@@ -465,7 +465,7 @@ export interface operations {
                 oauth_provider?: "google" | "microsoft" | "github" | "okta" | "apple";
                 /** @description Only failed attempts with this reason. */
                 failure_reason?: "invalid_credentials" | "unknown_user" | "account_locked" | "account_disabled" | "otp_invalid" | "otp_expired" | "oauth_denied" | "password_expired";
-                /** @description Only attempts from this IP address (IPv4 or IPv6 text form). */
+                /** @description Only attempts from this IP address (IPv4 or IPv6 text form, an IPv6 zone too). */
                 ip_address?: string;
                 /** @description Only attempts that opened this session. */
                 session_id?: string;

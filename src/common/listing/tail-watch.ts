@@ -1,0 +1,49 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { DatabaseAvailability } from '../../database/database-availability';
+import { listingRepositories } from './listing-warmup';
+
+/**
+ * Reads each listing's highest id every second (a lookup at the end of its primary key), so that
+ * an id walk serves a row once a higher id has been seen TAIL_HOLDBACK_MS before
+ * (`ListingWalks.heldBack`), a poll after a quiet spell included.
+ */
+@Injectable()
+export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly availability: DatabaseAvailability,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const { tailHoldbackMs } = this.config;
+    if (tailHoldbackMs <= 0) return;
+    const repositories = listingRepositories(this.discovery);
+    let reading = false;
+    void this.availability.whenUp().then(() => {
+      if (this.stopped) return;
+      this.timer = setInterval(
+        () => {
+          if (reading) return;
+          reading = true;
+          // A failed read only leaves the hold-back on the rows' own times a while longer.
+          void Promise.allSettled(repositories.map((r) => r.highestIdNow())).then(
+            () => (reading = false),
+          );
+        },
+        Math.min(1000, Math.max(100, tailHoldbackMs / 4)),
+      );
+      this.timer.unref();
+    });
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+}
