@@ -61,7 +61,7 @@ export function ApiListing(
         Link: {
           schema: { type: 'string' },
           description:
-            'JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at`), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, `updated_to`) has closed.',
+            'JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at` on users), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows written, or in id order first seen, within TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, or `updated_to` on users) has closed.',
         },
         ETag: {
           schema: { type: 'string' },
@@ -79,7 +79,7 @@ export function ApiListing(
     ApiResponse({
       status: 304,
       description:
-        'Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget.',
+        'Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends a request of the rate-limit budget, as a 200 does (its page is read to compare).',
       headers: {
         ETag: { required: true, schema: { type: 'string' }, description: 'The current ETag.' },
       },

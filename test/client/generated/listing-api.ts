@@ -400,7 +400,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
                     "X-Total-Count"?: number;
-                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at`), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, `updated_to`) has closed. */
+                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at` on users), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows written, or in id order first seen, within TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, or `updated_to` on users) has closed. */
                     Link?: string;
                     /** @description JSON pages: weak tag of the page and its total, the same for every content coding; send it back as `If-None-Match` to get a 304 when nothing changed. */
                     ETag?: string;
@@ -413,7 +413,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["UserView"];
                 };
             };
-            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget. */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends a request of the rate-limit budget, as a 200 does (its page is read to compare). */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -490,7 +490,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
                     "X-Total-Count"?: number;
-                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at`), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows younger than TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, `updated_to`) has closed. */
+                    /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at` on users), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows written, or in id order first seen, within TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, or `updated_to` on users) has closed. */
                     Link?: string;
                     /** @description JSON pages: weak tag of the page and its total, the same for every content coding; send it back as `If-None-Match` to get a 304 when nothing changed. */
                     ETag?: string;
@@ -503,7 +503,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["LoginActivityView"];
                 };
             };
-            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget. */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends a request of the rate-limit budget, as a 200 does (its page is read to compare). */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
