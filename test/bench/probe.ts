@@ -205,6 +205,8 @@ export const probeSummary = (probe: ProbeResult): string =>
 
 /** Just past TAIL_HOLDBACK_MS (5 s), which keeps newer rows out of ascending id walks. */
 const CREATED = 'UTC_TIMESTAMP() - INTERVAL 6 SECOND';
+/** TAIL_HOLDBACK_MS, the tail watch's second and a margin: appended ids are served by then. */
+const HOLDBACK_WAIT_MS = 6_500;
 
 /**
  * Appends copies of a few existing login activities and users, created now: the rows a live
@@ -246,6 +248,9 @@ async function append(
     await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_MS));
     await late.connection.query('COMMIT');
   }
+  // An ascending id walk holds new ids back until the service has seen them TAIL_HOLDBACK_MS
+  // (5 s) before, however old their created_at; it reads the highest id every second.
+  await new Promise((resolve) => setTimeout(resolve, HOLDBACK_WAIT_MS));
   if (!updating) return;
   // And updates a few users' role and name (deep pages positioned by a histogram may shift).
   const [{ roles }] = await query('SELECT COUNT(*) AS roles FROM roles');
