@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { toSqlDatetime } from '../../src/database/row-values';
+import { ACTIVITY_COLUMNS } from '../../src/database/seed/demo-data';
 
 export interface OrganizationRow {
   id: number;
@@ -38,21 +39,7 @@ export interface LoginActivityRow {
 let sequence = 0;
 
 const USER_FIELDS = ['name', 'email', 'role_id', 'organization_id', 'created_at', 'updated_at'];
-const LOGIN_ACTIVITY_FIELDS = [
-  'user',
-  'user_email',
-  'authentication_method',
-  'oauth_provider',
-  'ip_address',
-  'otp_required',
-  'success',
-  'failure_reason',
-  'user_agent',
-  'created_at',
-  'user_id',
-  'session_id',
-  'organization_id',
-];
+const LOGIN_ACTIVITY_FIELDS = ['user', ...ACTIVITY_COLUMNS];
 
 /** A misspelt field (`organisation_id`) would otherwise be dropped, or fail as a driver error. */
 function onlyFields(kind: string, values: object, known: readonly string[]): void {
