@@ -16,6 +16,7 @@ export class HealthController {
     indicators: ReadinessIndicators,
   ) {
     this.readinessChecks = [() => indicators.database()];
+    if (indicators.tailWatched()) this.readinessChecks.push(() => indicators.tail());
     if (indicators.replicasConfigured())
       this.readinessChecks.push(() => indicators.replicaStates());
     if (indicators.redisConfigured()) this.readinessChecks.push(() => indicators.redisPing());

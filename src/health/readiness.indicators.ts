@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
+import { TailWatch } from '../common/listing/tail-watch';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseAvailability } from '../database/database-availability';
 import { ReadReplicas } from '../database/read-replicas';
@@ -40,7 +41,8 @@ export class ReadinessIndicators implements OnModuleDestroy {
     private readonly dataSource: DataSource,
     private readonly availability: DatabaseAvailability,
     private readonly replicas: ReadReplicas,
-    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly tailWatch: TailWatch,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     if (config.redisUrl) {
       // Its own small connection: a probe must not queue behind, or retry like, request traffic.
@@ -73,6 +75,16 @@ export class ReadinessIndicators implements OnModuleDestroy {
       ping.catch(() => undefined);
       return session.down({ message: reason(error) });
     }
+  }
+
+  /** Tail walks hold rows back by the ids seen TAIL_HOLDBACK_MS before: none yet after a start. */
+  tail() {
+    const check = this.indicators.check('tail');
+    return this.tailWatch.settled() ? check.up() : check.down({ message: 'settling' });
+  }
+
+  tailWatched(): boolean {
+    return this.config.tailHoldbackMs > 0;
   }
 
   replicasConfigured(): boolean {

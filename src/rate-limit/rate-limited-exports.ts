@@ -18,15 +18,15 @@ export class RateLimitedExports implements ExportBudget {
     this.rowsPerRequest = config.exportRowsPerRequest;
   }
 
-  paceOf(request: Request): (rows: number) => Promise<void> {
+  paceOf(request: Request): (rows: number, stopped: AbortSignal) => Promise<void> {
     const key = budgetKeyOf(request);
     let [sent, spent] = [0, 0];
-    return async (rows) => {
+    return async (rows, stopped) => {
       sent += rows;
       const due = Math.floor(sent / this.rowsPerRequest) - spent;
       spent += due;
       try {
-        await this.limits.spendWaiting(key, due);
+        await this.limits.spendWaiting(key, due, stopped);
       } catch (error) {
         // The counters failed (even the in-memory fallback): send rather than stall the export.
         this.logger.warn(`export not paced: ${String(error)}`);

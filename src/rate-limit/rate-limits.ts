@@ -72,18 +72,18 @@ export class RateLimits {
 
   /**
    * Spends `points` of `key`'s budget (an export's rows), waiting for the next window whenever
-   * this one has no room left: an export slows to the budget instead of running past it.
+   * this one has no room left: an export slows to the budget instead of running past it. Stops,
+   * spending no more, once `stopped` fires.
    */
-  async spendWaiting(key: string, points: number): Promise<void> {
-    for (let left = points; left > 0 && this.requests;) {
+  async spendWaiting(key: string, points: number, stopped?: AbortSignal): Promise<void> {
+    for (let left = points; left > 0 && this.requests && !stopped?.aborted;) {
       const part = Math.min(left, this.perMinute);
       try {
         await this.requests.consume(key, part);
         left -= part;
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        const wait = Math.max(1, rejection.msBeforeNext);
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await pause(Math.max(1, rejection.msBeforeNext), stopped);
       }
     }
   }
@@ -106,4 +106,17 @@ export class RateLimits {
       resetSeconds: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
     };
   }
+}
+
+/** Resolves after `ms`, or at once when `stopped` fires. */
+function pause(ms: number, stopped?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      stopped?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    stopped?.addEventListener('abort', done, { once: true });
+  });
 }

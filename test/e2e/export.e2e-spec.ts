@@ -1,5 +1,6 @@
-import { request as httpRequest } from 'node:http';
+import { type ClientRequest, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { InFlightRequests } from '../../src/common/http/in-flight-requests';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
 import { asExport, startTestApp, TestApp, UserRow } from '../kit';
 
@@ -119,45 +120,64 @@ describe('NDJSON export (Accept: application/x-ndjson)', () => {
     expect(await remaining()).toBe(before - 1 - 1 - 3);
   });
 
-  it('paces an export that spends its budget to the next window instead of running past it', async () => {
-    // 100 requests a minute, one per 10 rows: the export's first chunk of 1,000 rows spends it.
+  it('paces exports that spend their budget to the next window, parallel ones together, and lets shutdown go once their clients leave', async () => {
+    // 150 requests a minute, one per 10 rows: one chunk of 1,000 rows (100) fits, a second does not.
     const paced = await startTestApp({
-      env: { EXPORT_ROWS_PER_REQUEST: '10', RATE_LIMIT_PER_MINUTE: '100', TAIL_HOLDBACK_MS: '0' },
+      env: { EXPORT_ROWS_PER_REQUEST: '10', RATE_LIMIT_PER_MINUTE: '150', TAIL_HOLDBACK_MS: '0' },
     });
+    let exports: {
+      request: ClientRequest;
+      state: { status: number; received: string; complete: boolean };
+    }[] = [];
     try {
       await insertActivities(paced, await paced.data.many(4, () => paced.data.user()));
       const bearer = await paced.token();
       const server = paced.app.getHttpServer();
       await new Promise<void>((resolve) => server.listen(0, resolve));
       const { port } = server.address() as AddressInfo;
-      let received = '';
-      let complete = false;
-      const request = httpRequest(
-        {
-          port,
-          path: '/v1/login_activities?sort=id',
-          headers: { Authorization: `Bearer ${bearer}`, Accept: NDJSON },
-        },
-        (response) => {
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (received += chunk));
-          response.on('end', () => (complete = response.complete));
-        },
-      );
-      request.on('error', () => undefined);
-      request.end();
+      exports = Array.from({ length: 3 }, () => {
+        const state = { status: 0, received: '', complete: false };
+        const request = httpRequest(
+          {
+            port,
+            path: '/v1/login_activities?sort=id',
+            headers: { Authorization: `Bearer ${bearer}`, Accept: NDJSON },
+          },
+          (response) => {
+            state.status = response.statusCode ?? 0;
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (state.received += chunk));
+            response.on('end', () => (state.complete = response.complete));
+          },
+        );
+        request.on('error', () => undefined);
+        request.end();
+        return { request, state };
+      });
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      // The first chunk was sent; the rest waits for the next window, and so does the token.
-      expect(complete).toBe(false);
-      expect(lines(received)).toHaveLength(1000);
+      // One chunk went out in all (each export has 2,100 rows): the first export's, then its next
+      // waits for the next window, and so does the token (the others started after: 429).
+      const streaming = exports.filter(({ state }) => state.status === 200);
+      const sent = streaming.map(({ state }) => lines(state.received).length);
+      expect(sent.reduce((sum, n) => sum + n, 0)).toBe(1000);
+      expect(streaming.some(({ state }) => state.complete)).toBe(false);
+      expect(exports.every(({ state }) => [200, 429].includes(state.status))).toBe(true);
       const refused = await paced
         .http()
         .get('/v1/users')
         .set('Authorization', `Bearer ${bearer}`)
         .expect(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(50);
-      request.destroy();
+      // The clients leave: their replies end, and nothing holds a shutdown any more.
+      for (const { request } of exports) request.destroy();
+      const idle = paced.app.get(InFlightRequests).idle();
+      const waited = await Promise.race([
+        idle.then(() => 'idle'),
+        new Promise((resolve) => setTimeout(() => resolve('still running'), 2000)),
+      ]);
+      expect(waited).toBe('idle');
     } finally {
+      for (const { request } of exports) request.destroy();
       await paced.close();
     }
   });

@@ -1,4 +1,4 @@
-import { startTestApp, TestApp } from '../kit';
+import { eventually, startTestApp, TestApp } from '../kit';
 import { REFUSED_PORT } from '../kit/processes';
 
 describe('health probes', () => {
@@ -44,6 +44,27 @@ describe('readiness with REDIS_URL', () => {
         reason: 'ECONNREFUSED',
       });
       await kit.http().get('/health/live').expect(200);
+    } finally {
+      await kit.close();
+    }
+  });
+});
+
+describe('readiness after a start, with a tail hold-back', () => {
+  it('waits until an id has been seen TAIL_HOLDBACK_MS ago, so that no id walk serves before', async () => {
+    const kit = await startTestApp({ env: { TAIL_HOLDBACK_MS: '1500' } });
+    try {
+      const early = await kit.http().get('/health/ready').expect(503);
+      expect(early.body.detail).toContain('tail is down (settling)');
+      const later = await eventually(
+        async () => (await kit.http().get('/health/ready')).status,
+        (status) => status === 200,
+        5_000,
+        100,
+      );
+      expect(later).toBe(200);
+      const ready = await kit.http().get('/health/ready').expect(200);
+      expect(ready.body.info.tail).toEqual({ status: 'up' });
     } finally {
       await kit.close();
     }

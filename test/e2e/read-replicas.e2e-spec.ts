@@ -97,6 +97,13 @@ if (testTarget === 'sqlite') {
       });
       await kit.data.many(3, (i) => userOnPrimary(`Seed ${i}`));
       api = await kit.client();
+      // Ready once an id has been seen a hold-back ago (TAIL_HOLDBACK_MS).
+      await eventually(
+        async () => (await kit.http().get('/health/ready')).status,
+        (status) => status === 200,
+        10_000,
+        100,
+      );
       await servers.caughtUp();
       await rotation(true);
     }, 120_000);

@@ -7,9 +7,10 @@ import type { Request } from 'express';
 export interface ExportBudget {
   /**
    * The pace of one export of `request`: spends each chunk's rows from the caller's budget and
-   * resolves once there is room for them, in the next window if need be. It never rejects.
+   * resolves once there is room for them, in the next window if need be, or once `stopped` fires
+   * (the client left). It never rejects.
    */
-  paceOf(request: Request): (rows: number) => Promise<void>;
+  paceOf(request: Request): (rows: number, stopped: AbortSignal) => Promise<void>;
 }
 
 export const EXPORT_BUDGET = Symbol('EXPORT_BUDGET');

@@ -12,24 +12,24 @@ const EXPORT_CHUNK_ROWS = 1000;
 
 /**
  * A listing streamed as NDJSON, read a chunk at a time: the next while this one is written, none
- * more until the client has taken it (about two chunks in memory) and its pace allows.
+ * more until the client has taken it (about two chunks in memory), each sent once its pace allows.
  */
 export class ListingExport extends Readable {
-  private pending: Promise<readonly object[] | undefined>;
+  private pending?: Promise<readonly object[] | undefined>;
   private reading = false;
-  private pace: (rows: number) => Promise<void> = async () => undefined;
+  private readonly stopped = new AbortController();
+  private pace: (rows: number, stopped: AbortSignal) => Promise<void> = async () => undefined;
 
   /** `first`: read before the reply starts, so that its errors are problems; then `nextChunk`. */
   constructor(
-    first: readonly object[],
+    private readonly first: readonly object[],
     private readonly nextChunk: () => Promise<readonly object[] | undefined>,
   ) {
     super();
-    this.pending = Promise.resolve(first.length > 0 ? first : undefined);
   }
 
-  /** Spends each chunk's rows with `pace` before the next chunk is read (the caller's budget). */
-  pacedBy(pace: (rows: number) => Promise<void>): this {
+  /** Spends each chunk's rows with `pace` before it is sent (the caller's budget). */
+  pacedBy(pace: (rows: number, stopped: AbortSignal) => Promise<void>): this {
     this.pace = pace;
     return this;
   }
@@ -37,6 +37,7 @@ export class ListingExport extends Readable {
   override _read(): void {
     if (this.reading) return;
     this.reading = true;
+    this.pending ??= this.paced(Promise.resolve(this.first));
     this.pending.then(
       (items) => {
         if (this.destroyed) return;
@@ -44,9 +45,7 @@ export class ListingExport extends Readable {
           this.push(null);
           return;
         }
-        this.pending = this.pace(items.length).then(() =>
-          this.destroyed ? undefined : this.nextChunk(),
-        );
+        this.pending = this.paced(this.nextChunk());
         // Awaited by the next _read; a rejection meanwhile must not count as unhandled.
         this.pending.catch(() => undefined);
         this.reading = false;
@@ -56,6 +55,22 @@ export class ListingExport extends Readable {
       },
       (error: Error) => this.destroy(error),
     );
+  }
+
+  /** Closes once a read still running has ended (it holds a pooled connection until then). */
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.stopped.abort();
+    const settled = () => callback(error);
+    void (this.pending ?? Promise.resolve()).then(settled, settled);
+  }
+
+  /** A chunk's rows once its pace lets them go (none: the export has ended). */
+  private paced(read: Promise<readonly object[] | undefined>) {
+    return read.then(async (items) => {
+      if (!items?.length) return undefined;
+      await this.pace(items.length, this.stopped.signal);
+      return items;
+    });
   }
 }
 

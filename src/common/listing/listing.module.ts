@@ -25,6 +25,6 @@ import { TailWatch } from './tail-watch';
     ListingWarmup,
     TailWatch,
   ],
-  exports: [CountCache, ListingPager, ListingRollups, ListingWarmup],
+  exports: [CountCache, ListingPager, ListingRollups, ListingWarmup, TailWatch],
 })
 export class ListingModule {}

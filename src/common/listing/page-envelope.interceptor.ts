@@ -67,6 +67,14 @@ export class PageEnvelopeInterceptor implements NestInterceptor {
     response.setHeader('Cache-Control', 'private, no-store');
     response.vary(VARIES_WITH);
     if (this.budget) rows.pacedBy(this.budget.paceOf(request));
+    // Headers go out as the stream starts: its first rows may wait for the budget's next window.
+    rows.once('resume', () => {
+      if (!response.headersSent) response.flushHeaders();
+    });
+    // A client that left ends no reply of its own: end it, so that shutdown stops waiting for it.
+    rows.once('close', () => {
+      if (!response.writableEnded) response.end();
+    });
     return new StreamableFile(rows, { type: `${NDJSON}; charset=utf-8` }).setErrorHandler(
       (error) => {
         this.logger.warn(`export cut short: ${error.message}`);

@@ -13,6 +13,7 @@ import { listingRepositories } from './listing-warmup';
 export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  private repositories: ReturnType<typeof listingRepositories> = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -23,7 +24,7 @@ export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown 
   onApplicationBootstrap(): void {
     const { tailHoldbackMs } = this.config;
     if (tailHoldbackMs <= 0) return;
-    const repositories = listingRepositories(this.discovery);
+    const repositories = (this.repositories = listingRepositories(this.discovery));
     let reading = false;
     void this.availability.whenUp().then(() => {
       if (this.stopped) return;
@@ -40,6 +41,15 @@ export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown 
       );
       this.timer.unref();
     });
+  }
+
+  /**
+   * Whether every listing has an id seen TAIL_HOLDBACK_MS ago: until then (after a start) an id walk
+   * could not tell a back-dated row from one that may overtake a lower id (readiness waits for it).
+   */
+  settled(): boolean {
+    if (this.config.tailHoldbackMs <= 0) return true;
+    return this.repositories.every((repository) => repository.settledId() !== undefined);
   }
 
   onApplicationShutdown(): void {
