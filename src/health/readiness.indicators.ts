@@ -42,7 +42,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
     private readonly availability: DatabaseAvailability,
     private readonly replicas: ReadReplicas,
     private readonly tailWatch: TailWatch,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
     if (config.redisUrl) {
       // Its own small connection: a probe must not queue behind, or retry like, request traffic.
@@ -84,7 +84,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
   }
 
   tailWatched(): boolean {
-    return this.config.tailHoldbackMs > 0;
+    return this.tailWatch.active;
   }
 
   replicasConfigured(): boolean {

@@ -66,7 +66,7 @@ export function rateLimitMiddleware(limits: RateLimits) {
           });
         });
       }
-      const key = budgetKeyOf(request);
+      const key = budgetKey(token, ip);
       const decision = await limits.consume(key);
       if (!decision.allowed) {
         refuse(
@@ -91,10 +91,11 @@ export function rateLimitMiddleware(limits: RateLimits) {
 }
 
 /** Whose budget a request spends: its well-formed token's (by SHA-256), else its client's. */
-export function budgetKeyOf(request: Request): string {
-  const token = presentedToken(request.headers.authorization);
-  return token === null ? `ip:${clientAddress(request)}` : `token:${hashToken(token)}`;
-}
+export const budgetKeyOf = (request: Request): string =>
+  budgetKey(presentedToken(request.headers.authorization), clientAddress(request));
+
+const budgetKey = (token: string | null, client: string): string =>
+  token === null ? `ip:${client}` : `token:${hashToken(token)}`;
 
 const clientAddress = (request: Request) =>
   clientOf(request.ip ?? request.socket.remoteAddress ?? 'unknown');

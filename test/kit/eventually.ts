@@ -1,6 +1,6 @@
 /**
- * Polls `read` every `intervalMs` (10) until `done` holds of its value or `timeoutMs` pass, and gives the last
- * value read, for the caller to assert on. Timed by `performance.now()`, so that a test that mocks
+ * Polls `read` every `intervalMs` (10) until `done` holds of its value or `timeoutMs` pass, and
+ * gives the last value read, for the caller to assert on. Timed by `performance.now()`, so that a test that mocks
  * `Date.now()` can poll too.
  */
 export async function eventually<T>(

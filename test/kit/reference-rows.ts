@@ -1,5 +1,6 @@
 import type { Test } from 'supertest';
 import type { DataSource } from 'typeorm';
+import { toSqlDatetime } from '../../src/database/row-values';
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { startTestApp, TestApp } from './test-app';
 
@@ -26,8 +27,7 @@ function sqlTime(iso: string): string {
   const at = new Date(iso.toUpperCase());
   if (Number.isNaN(at.getTime())) return iso;
   const beyondMilliseconds = /[1-9]/.test((/\.(\d+)/.exec(iso)?.[1] ?? '').slice(3));
-  const rounded = new Date(at.getTime() + (beyondMilliseconds ? 1 : 0));
-  return rounded.toISOString().replace('T', ' ').replace('Z', '');
+  return toSqlDatetime(new Date(at.getTime() + (beyondMilliseconds ? 1 : 0)));
 }
 
 /** `parameter=value`, a column equal to it (booleans as 1 and 0). */

@@ -190,7 +190,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const [at, highest] = seen.at(-1) ?? [0, -1];
     const now = Date.now();
     // One a tenth of a second at most (a few dozen within the hold-back); skipping one only delays.
-    if (maxId > highest && now - at >= 100) seen.push([now, maxId]);
+    if (maxId <= highest || now - at < 100) return;
+    seen.push([now, maxId]);
     // Kept a minute past the hold-back: a replica's read asks as of its lag before.
     const old = seen.findLastIndex(([when]) => when <= now - this.config.tailHoldbackMs - 60_000);
     if (old > 0) seen.splice(0, old);
@@ -402,6 +403,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     );
   }
 
+  /** `hasChangedSince` on `runner`: within the snapshot of a read that goes on with it. */
   private async changedIn(
     runner: QueryRunner,
     statements: StatementRunner,

@@ -21,10 +21,14 @@ export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown 
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** Whether tail walks hold rows back at all (TAIL_HOLDBACK_MS above 0). */
+  get active(): boolean {
+    return this.config.tailHoldbackMs > 0;
+  }
+
   onApplicationBootstrap(): void {
-    const { tailHoldbackMs } = this.config;
-    if (tailHoldbackMs <= 0) return;
-    const repositories = (this.repositories = listingRepositories(this.discovery));
+    if (!this.active) return;
+    this.repositories = listingRepositories(this.discovery);
     let reading = false;
     void this.availability.whenUp().then(() => {
       if (this.stopped) return;
@@ -33,11 +37,11 @@ export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown 
           if (reading) return;
           reading = true;
           // A failed read only leaves the hold-back on the rows' own times a while longer.
-          void Promise.allSettled(repositories.map((r) => r.highestIdNow())).then(
+          void Promise.allSettled(this.repositories.map((r) => r.highestIdNow())).then(
             () => (reading = false),
           );
         },
-        Math.min(1000, Math.max(100, tailHoldbackMs / 4)),
+        Math.min(1000, Math.max(100, this.config.tailHoldbackMs / 4)),
       );
       this.timer.unref();
     });
@@ -48,7 +52,7 @@ export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown 
    * could not tell a back-dated row from one that may overtake a lower id (readiness waits for it).
    */
   settled(): boolean {
-    if (this.config.tailHoldbackMs <= 0) return true;
+    if (!this.active) return true;
     return this.repositories.every((repository) => repository.settledId() !== undefined);
   }
 
