@@ -184,6 +184,8 @@ export interface StringParamOptions {
   maxLength: number;
   description?: string;
   pattern?: RegExp;
+  /** A check the pattern cannot express (an address's octets); failing it says `patternMessage`. */
+  check?: (value: string) => boolean;
   patternMessage?: string;
 }
 
@@ -205,14 +207,14 @@ export function StringParam(options: StringParamOptions): PropertyDecorator {
           typeof value === 'string' &&
           [...value].length >= minLength &&
           [...value].length <= options.maxLength &&
-          (!options.pattern || options.pattern.test(value)),
+          (!options.pattern || options.pattern.test(value)) &&
+          (!options.check || options.check(value)),
         defaultMessage: (args) => {
           const value = args?.value;
           if (
             typeof value === 'string' &&
-            options.pattern &&
-            !options.pattern.test(value) &&
-            options.patternMessage
+            options.patternMessage &&
+            (options.pattern?.test(value) === false || options.check?.(value) === false)
           ) {
             return options.patternMessage;
           }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Filter } from '../../common/listing/listing-filter.decorator';
 import { ListingQueryDto } from '../../common/listing/listing-query.dto';
 import {
@@ -44,6 +45,7 @@ export class ListLoginActivitiesQueryDto extends ListingQueryDto({
     maxLength: 45,
     // An IPv6 address may carry its zone (`fe80::1%eth0`, sent as `%25eth0`), as stored upstream.
     pattern: /^(?:[0-9A-Fa-f.:]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.:]*%[0-9A-Za-z._~-]+)$/,
+    check: (value) => isIP(value) !== 0,
     patternMessage: 'must be an IPv4 or IPv6 address',
     description: 'Only attempts from this IP address (IPv4 or IPv6 text form, an IPv6 zone too).',
   })
