@@ -11,3 +11,4 @@ export * from './statements';
 export * from './private-mariadb';
 export * from './reference-rows';
 export * from './listing-schema';
+export * from './listing-plans';
