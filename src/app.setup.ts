@@ -80,7 +80,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     requestHeaderFieldsMiddleware,
   );
   // Before anything that could touch the database, and ahead of every other /v1 reply.
-  express.use('/v1', rateLimitMiddleware(app.get(RateLimits)));
+  express.use('/v1', rateLimitMiddleware(app.get(RateLimits), app.get(TokenAuthenticator)));
   // CORS answers preflights (OPTIONS) before the 405 check would refuse them.
   if (config.corsOrigins.length) {
     express.enableCors({

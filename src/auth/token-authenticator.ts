@@ -61,6 +61,12 @@ export class TokenAuthenticator {
     return cached !== undefined && !usable(cached.token, Date.now());
   }
 
+  /** Whether `presented`'s look-up, still fresh, found a usable token: no look-up to come. */
+  acceptsAtOnce(presented: string): boolean {
+    const cached = TOKEN_PATTERN.test(presented) ? this.fresh(hashToken(presented)) : undefined;
+    return cached !== undefined && usable(cached.token, Date.now());
+  }
+
   /** The cached look-up of `tokenHash` while it is fresh. */
   private fresh(tokenHash: string): CachedLookup | undefined {
     const cached = this.lookups.get(tokenHash);

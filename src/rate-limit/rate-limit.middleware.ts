@@ -3,6 +3,7 @@ import { HttpStatus, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { hashToken, presentedToken } from '../auth/token-format';
 import { sendProblem } from '../common/problem-details/problem-details.filter';
+import type { TokenAuthenticator } from '../auth/token-authenticator';
 import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
 
 /**
@@ -15,11 +16,45 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
  *   database look-up) spends the client IP's budget.
  * - A client IP whose well-formed tokens were rejected more than RATE_LIMIT_AUTH_FAILURES_PER_MINUTE
  *   times in a minute gets 429 for any token until the window ends, so guessing tokens cannot
- *   turn into a flood of database look-ups.
+ *   turn into a flood of database look-ups, concurrent or not; also with RATE_LIMIT_PER_MINUTE=0.
  */
 
-export function rateLimitMiddleware(limits: RateLimits) {
+export function rateLimitMiddleware(
+  limits: RateLimits,
+  tokens: Pick<TokenAuthenticator, 'acceptsAtOnce'>,
+) {
   const logger = new Logger('RateLimit');
+  const warn = (doing: string) => (error: unknown) =>
+    logger.warn(`could not ${doing}: ${String(error)}`);
+  // Look-ups in flight per client and token: concurrent requests with one token share one count.
+  const attempts = new Map<string, { verdict: Promise<number>; open: number; rejected: boolean }>();
+
+  /**
+   * Seconds `ip` must wait for its rejected tokens (0: go on). A token not known to be usable is
+   * counted as rejected before its look-up, and the count taken back once it was not.
+   */
+  const authFailureWait = (response: Response, token: string, ip: string): Promise<number> => {
+    if (tokens.acceptsAtOnce(token)) return limits.authFailureBlockSeconds(ip);
+    const key = `${ip} ${hashToken(token)}`;
+    let attempt = attempts.get(key);
+    if (!attempt) {
+      attempt = { verdict: limits.reserveAuthAttempt(ip), open: 0, rejected: false };
+      attempts.set(key, attempt);
+    }
+    const joined = attempt;
+    joined.open += 1;
+    response.on('close', () => {
+      if (response.statusCode === HttpStatus.UNAUTHORIZED) joined.rejected = true;
+      if (--joined.open > 0) return;
+      attempts.delete(key);
+      joined.verdict
+        .then((wait) =>
+          wait === 0 && !joined.rejected ? limits.releaseAuthAttempt(ip) : undefined,
+        )
+        .catch(warn('count an accepted token back'));
+    });
+    return joined.verdict;
+  };
   // The token's budget, and the one a client blocked for rejected tokens has spent.
   const quotas = { default: limits.perMinute, 'auth-failures': limits.authFailuresPerMinute };
   type Budget = keyof typeof quotas;
@@ -42,13 +77,11 @@ export function rateLimitMiddleware(limits: RateLimits) {
   };
 
   return async (request: Request, response: Response, next: NextFunction) => {
-    if (!limits.enabled) return next();
     const token = presentedToken(request.headers.authorization);
     const ip = clientAddress(request);
     try {
-      response.setHeader('RateLimit-Policy', policy);
       if (token !== null) {
-        const blockedFor = await limits.authFailureBlockSeconds(ip);
+        const blockedFor = await authFailureWait(response, token, ip);
         if (blockedFor > 0) {
           refuse(
             request,
@@ -59,13 +92,9 @@ export function rateLimitMiddleware(limits: RateLimits) {
           );
           return;
         }
-        response.on('finish', () => {
-          if (response.statusCode !== HttpStatus.UNAUTHORIZED) return;
-          limits.recordAuthFailure(ip).catch((error: unknown) => {
-            logger.warn(`could not count a rejected token: ${String(error)}`);
-          });
-        });
       }
+      if (!limits.enabled) return next();
+      response.setHeader('RateLimit-Policy', policy);
       const key = budgetKey(token, ip);
       const decision = await limits.consume(key);
       if (!decision.allowed) {

@@ -37,8 +37,8 @@ export class RateLimits {
   constructor(@Inject(APP_CONFIG) config: AppConfig, sharedRedis: SharedRedis) {
     this.perMinute = config.rateLimit.perMinute;
     this.authFailuresPerMinute = config.rateLimit.authFailuresPerMinute;
-    // No connection at all when limits are off.
-    const redis = this.perMinute > 0 ? sharedRedis.client() : undefined;
+    // Rejected tokens are limited whatever RATE_LIMIT_PER_MINUTE says, shared like the budgets.
+    const redis = sharedRedis.client();
     const limiter = (name: string, points: number): RateLimiterAbstract => {
       const options = { points, duration: RATE_LIMIT_WINDOW_SECONDS };
       const keyPrefix = `${config.redisKeyPrefix}rate:${name}`;
@@ -55,6 +55,7 @@ export class RateLimits {
     this.authFailures = limiter('auth-failures', this.authFailuresPerMinute);
   }
 
+  /** Whether requests are limited per token (RATE_LIMIT_PER_MINUTE > 0). */
   get enabled(): boolean {
     return this.requests !== undefined;
   }
@@ -92,11 +93,26 @@ export class RateLimits {
   async authFailureBlockSeconds(ip: string): Promise<number> {
     const state = await this.authFailures.get(ip);
     if (!state || state.consumedPoints < this.authFailuresPerMinute) return 0;
-    return Math.max(1, Math.ceil(state.msBeforeNext / 1000));
+    return blockedSeconds(state);
   }
 
-  async recordAuthFailure(ip: string): Promise<void> {
-    await this.authFailures.penalty(ip, 1);
+  /**
+   * Counts a token about to be looked up as rejected before its look-up, in one atomic step, so
+   * that concurrent guesses cannot all pass a check made before any of them failed: the seconds
+   * the client must wait (0: go on). `releaseAuthAttempt` takes the count back if it was accepted.
+   */
+  async reserveAuthAttempt(ip: string): Promise<number> {
+    try {
+      await this.authFailures.consume(ip, 1);
+      return 0;
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return blockedSeconds(rejection);
+      throw rejection;
+    }
+  }
+
+  async releaseAuthAttempt(ip: string): Promise<void> {
+    await this.authFailures.reward(ip, 1);
   }
 
   private decision(result: RateLimiterRes, allowed: boolean): RateLimitDecision {
@@ -107,6 +123,8 @@ export class RateLimits {
     };
   }
 }
+
+const blockedSeconds = (state: RateLimiterRes) => Math.max(1, Math.ceil(state.msBeforeNext / 1000));
 
 /** Resolves after `ms`, or at once when `stopped` fires. */
 function pause(ms: number, stopped?: AbortSignal): Promise<void> {

@@ -24,7 +24,7 @@ describe('rate limits per token (CONTRACT §6)', () => {
     });
     unlimited = await startTestApp({
       database: kit.database,
-      env: { RATE_LIMIT_PER_MINUTE: '0' },
+      env: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' },
     });
     const redisEnv = {
       RATE_LIMIT_PER_MINUTE: '3',
@@ -219,7 +219,7 @@ describe('rate limits per token (CONTRACT §6)', () => {
     expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
   });
 
-  it('does not limit at all with RATE_LIMIT_PER_MINUTE=0', async () => {
+  it('does not limit requests with RATE_LIMIT_PER_MINUTE=0, but still rejected tokens', async () => {
     const token = await unlimited.token();
     for (let i = 0; i < 8; i++) {
       const response = await unlimited
@@ -229,6 +229,56 @@ describe('rate limits per token (CONTRACT §6)', () => {
         .expect(200);
       expect(response.headers['ratelimit']).toBeUndefined();
       expect(response.headers['ratelimit-policy']).toBeUndefined();
+    }
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await unlimited
+        .http()
+        .get('/v1/users')
+        .set('Authorization', `Bearer ${generateToken()}`);
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    await unlimited.as(token).get('/v1/users').expect(429);
+  });
+
+  /** The statuses of `count` requests sent at once to `apps` in turn, each with `tokenOf(i)`. */
+  const concurrentStatuses = async (
+    apps: TestApp[],
+    count: number,
+    tokenOf: (i: number) => string,
+  ) =>
+    (
+      await Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          apps[i % apps.length]
+            .http()
+            .get('/v1/users')
+            .set('Authorization', `Bearer ${tokenOf(i)}`),
+        ),
+      )
+    )
+      .map((response) => response.status)
+      .sort();
+
+  it('counts concurrent guesses as they arrive, not once they failed, across instances', async () => {
+    const env = {
+      RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '4',
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `listing-test-${process.pid}-${randomBytes(4).toString('hex')}:`,
+    };
+    const one = await startTestApp({ database: kit.database, env });
+    const two = await startTestApp({ database: kit.database, env });
+    try {
+      // A client's burst with one token it has not used yet shares one count, given back after.
+      const valid = await one.token();
+      const burst = await concurrentStatuses([one, two], 12, () => valid);
+      expect(burst).toEqual(Array<number>(12).fill(200));
+      const guesses = await concurrentStatuses([one, two], 12, () => generateToken());
+      expect(guesses).toEqual([...Array<number>(4).fill(401), ...Array<number>(8).fill(429)]);
+    } finally {
+      await two.close();
+      await one.close();
     }
   });
 
