@@ -207,7 +207,7 @@ const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
   },
   '406': {
     name: 'NotAcceptable',
-    description: 'The `Accept` header allows neither application/json nor problem+json.',
+    description: 'The `Accept` header allows neither application/json nor application/x-ndjson.',
     headers: [],
   },
   '429': {

@@ -102,6 +102,18 @@ describe('errors (RFC 9457 problem details)', () => {
     expect(response.body).toMatchObject({ status: 406 });
     await get('/v1/users').set('Accept', 'application/*').expect(200);
     await get('/v1/users').set('Accept', '*/*').expect(200);
+    // A problem is not a listing: a client that accepts only problems is not served a page.
+    await get('/v1/users').set('Accept', 'application/problem+json').expect(406);
+  });
+
+  it.each([
+    ['application/json; charset=utf-8', /^application\/json/],
+    ['application/json;charset=UTF-8;v=1', /^application\/json/],
+    ['application/x-ndjson; charset=utf-8', /^application\/x-ndjson/],
+    ['application/json;q=0.4, application/x-ndjson;q=0.5;foo=bar', /^application\/x-ndjson/],
+  ])('serves Accept: %s, whatever the parameters of its types', async (accept, type) => {
+    const response = await get('/v1/users?limit=2').set('Accept', accept).expect(200);
+    expect(response.headers['content-type']).toMatch(type);
   });
 
   it('echoes a given X-Request-Id and generates one otherwise', async () => {

@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext, HttpStatus } from '@nestjs/common';
 import type { Request } from 'express';
+import Negotiator from 'negotiator';
 import { ProblemException } from '../problem-details/problem.exception';
 
 export const NDJSON = 'application/x-ndjson';
@@ -14,13 +15,26 @@ export type ListingFormat = 'json' | 'ndjson';
 export const ListingFormat = createParamDecorator(
   (_: unknown, context: ExecutionContext): ListingFormat => {
     const request = context.switchToHttp().getRequest<Request>();
-    const type = request.accepts(['application/json', NDJSON, 'application/problem+json']);
-    if (!type) {
+    const format = acceptedFormat(request.headers.accept);
+    if (!format) {
       throw new ProblemException(
         HttpStatus.NOT_ACCEPTABLE,
         `This route answers application/json or ${NDJSON}; the Accept header allows neither.`,
       );
     }
-    return type === NDJSON ? 'ndjson' : 'json';
+    return format;
   },
 );
+
+/**
+ * The format an Accept header prefers, if it accepts one. A media type's parameters
+ * (`application/json; charset=utf-8`) do not narrow what a listing answers; only `q` weighs.
+ */
+export function acceptedFormat(accept: string | undefined): ListingFormat | undefined {
+  const types = accept?.replace(/;\s*(?!q\s*=)[^;,]*/gi, '');
+  const type = new Negotiator({ headers: { accept: types } }).mediaType([
+    'application/json',
+    NDJSON,
+  ]);
+  return type === undefined ? undefined : type === NDJSON ? 'ndjson' : 'json';
+}

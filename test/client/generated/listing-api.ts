@@ -261,7 +261,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemView"];
             };
         };
-        /** @description The `Accept` header allows neither application/json nor problem+json. */
+        /** @description The `Accept` header allows neither application/json nor application/x-ndjson. */
         NotAcceptable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
