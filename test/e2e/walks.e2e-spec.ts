@@ -203,8 +203,20 @@ describe('walks by Link: rel="next"', () => {
     expect(foreign.body.errors[0].parameter).toBe('cursor');
     const withPage = await get(`${next}&page=2`).expect(400);
     expect(withPage.body.errors[0].parameter).toBe('page');
-    // Followed as given, it works (with another limit too).
+    // Followed as given, it works.
     await get(next).expect(200);
+  });
+
+  it('continues a walk with another limit, numbering its page by its first row', async () => {
+    const all = await walkByNext('/v1/users?limit=100&sort=name');
+    const ids = all.flatMap((page) => page.items.map((item) => item.id));
+    const first = await get('/v1/users?limit=2&sort=name').expect(200);
+    const next = parseLinks(first.headers.link).next.replace('limit=2', 'limit=3');
+    const response = await get(next).expect(200);
+    expect(pageIds(response.body)).toEqual(ids.slice(2, 5));
+    expect(response.body.pagination).toMatchObject({ current_page: 1, limit: 3 });
+    const onward = parseLinks(response.headers.link).next;
+    expect(pageIds((await get(onward).expect(200)).body)).toEqual(ids.slice(5, 8));
   });
 
   it('walks users by a mutable key without skipping or repeating another row; the changed row comes again later', async () => {
