@@ -12,7 +12,8 @@ export function createListingClient(options: {
   token: string;
   contract?: ContractValidator;
 }) {
-  const client = createClient<paths>({
+  // JSON pages and problems: a 200 also documents the NDJSON export, which would widen `data`.
+  const client = createClient<paths, 'application/json' | 'application/problem+json'>({
     baseUrl: options.baseUrl,
     headers: { Authorization: `Bearer ${options.token}` },
   });
