@@ -18,17 +18,22 @@ const PASS_THROUGH =
   'Known values are listed; any other value stored upstream is passed through unchanged, so handle unknown values.';
 
 /**
- * A reply field whose list of values is not closed (`x-open-enum`): replies may carry a value
- * stored upstream that the list lacks, passed through unchanged.
+ * A reply field whose list of values is not closed: replies may carry a value stored upstream that
+ * the list lacks, passed through unchanged. Any string (`anyOf` the known values and any other),
+ * so that a validator or a generated type does not refuse what the service sends.
  */
 export const ApiOpenEnumProperty = (
   values: readonly string[],
   options: { description?: string; example: string | null; nullable?: boolean },
 ) =>
   ApiProperty({
-    enum: [...values],
+    type: 'string',
+    // `nullable` on the open branch too: a validator checks null against the branches as well.
+    anyOf: [
+      { type: 'string', enum: [...values] },
+      { type: 'string', ...(options.nullable ? { nullable: true } : {}) },
+    ],
     description: options.description ? `${options.description} ${PASS_THROUGH}` : PASS_THROUGH,
     example: options.example,
-    'x-open-enum': true,
     ...(options.nullable ? { nullable: true } : {}),
   } as ApiPropertyOptions);

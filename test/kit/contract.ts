@@ -298,11 +298,7 @@ function describeSchemaErrors(errors: ErrorObject[], schemaName: string): string
   });
 }
 
-/**
- * Objects with named properties admit no other member, unless the document says otherwise. An
- * enum marked `x-open-enum` lists the known values of a field that passes any other string
- * through (CONTRACT §1), so it admits any value of its type.
- */
+/** Objects with named properties admit no other member, unless the document says otherwise. */
 function closeObjects<T>(node: T): T {
   if (Array.isArray(node)) {
     node.forEach(closeObjects);
@@ -311,7 +307,6 @@ function closeObjects<T>(node: T): T {
     if (schema.properties && schema.additionalProperties === undefined) {
       schema.additionalProperties = false;
     }
-    if (schema['x-open-enum'] === true) delete schema.enum;
     Object.values(schema).forEach(closeObjects);
   }
   return node;

@@ -115,15 +115,13 @@ export interface components {
             /**
              * @description Known values are listed; any other value stored upstream is passed through unchanged, so handle unknown values.
              * @example password
-             * @enum {string}
              */
-            authentication_method: "password" | "oauth" | "saml" | "magic_link" | "passkey";
+            authentication_method: ("password" | "oauth" | "saml" | "magic_link" | "passkey") | string;
             /**
              * @description Set only when authentication_method is oauth. Known values are listed; any other value stored upstream is passed through unchanged, so handle unknown values.
              * @example null
-             * @enum {string|null}
              */
-            oauth_provider: "google" | "microsoft" | "github" | "okta" | "apple" | null;
+            oauth_provider: (string | ("google" | "microsoft" | "github" | "okta" | "apple") | (string | null)) | null;
             /**
              * @description IPv4 or IPv6 text form.
              * @example 203.0.113.7
@@ -135,9 +133,8 @@ export interface components {
             /**
              * @description null when success is true. Known values are listed; any other value stored upstream is passed through unchanged, so handle unknown values.
              * @example null
-             * @enum {string|null}
              */
-            failure_reason: "invalid_credentials" | "unknown_user" | "account_locked" | "account_disabled" | "otp_invalid" | "otp_expired" | "oauth_denied" | "password_expired" | null;
+            failure_reason: (string | ("invalid_credentials" | "unknown_user" | "account_locked" | "account_disabled" | "otp_invalid" | "otp_expired" | "oauth_denied" | "password_expired") | (string | null)) | null;
             /** @example Mozilla/5.0 */
             user_agent: string | null;
             /**
