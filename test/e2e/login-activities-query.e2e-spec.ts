@@ -101,6 +101,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       )),
       // An IPv6 address with its zone, as a writer may store it.
       await data.loginActivity({ user: bob, ip_address: 'fe80::1%eth0', created_at: at(4000) }),
+      // A session id differing from another only in case: an opaque token, another session.
+      await data.loginActivity({ user: bob, session_id: 'SESS_B6', created_at: at(5000) }),
     ];
   });
 
@@ -124,7 +126,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
     authentication_method: (r, v) => r.authentication_method === v,
     oauth_provider: (r, v) => r.oauth_provider === v,
     failure_reason: (r, v) => r.failure_reason === v,
-    ip_address: (r, v) => r.ip_address === v,
+    // Addresses are stored as written (RFC 5952): hex digits in lower case.
+    ip_address: (r, v) => r.ip_address === v.replace(/^[^%]*/, (address) => address.toLowerCase()),
     session_id: (r, v) => r.session_id === v,
     otp_required: (r, v) => r.otp_required === (v === 'true'),
     created_from: (r, v) => r.created_at.getTime() >= Date.parse(v),
@@ -163,7 +166,9 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       ['ip_address (IPv4)', () => ({ ip_address: '198.51.100.7' })],
       ['ip_address (IPv6)', () => ({ ip_address: '2001:db8::1' })],
       ['ip_address (IPv6 with a zone)', () => ({ ip_address: 'fe80::1%eth0' })],
-      ['session_id', () => ({ session_id: 'sess_b6' })],
+      ['ip_address (IPv6, in capitals)', () => ({ ip_address: '2001:DB8::1' })],
+      ['session_id, byte for byte', () => ({ session_id: 'sess_b6' })],
+      ['session_id, in its other case', () => ({ session_id: 'SESS_B6' })],
       ['otp_required=true', () => ({ otp_required: 'true' })],
       ['otp_required=false', () => ({ otp_required: 'false' })],
       ['created_from', () => ({ created_from: iso(1000) })],
@@ -266,6 +271,7 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       ['user_id=x', 'user_id'],
       ['user_id=0', 'user_id'],
       ['user_email=', 'user_email'],
+      ['user_email=ada@example.com%20', 'user_email'],
       ['created_from=yesterday', 'created_from'],
       ['created_to=2026-06-01T00:00:00', 'created_to'],
       ['created_to=2026-06-31', 'created_to'],

@@ -97,16 +97,22 @@ export function buildCriteria(
     const value = values[parameter];
     if (value === undefined) continue;
     const binds = bind(bound, filter);
-    const { operator, column, columns } = filter;
+    const { operator, column, columns, exact } = filter;
     const name = `filter_${parameter}`;
     switch (operator) {
-      case 'equals':
+      case 'equals': {
+        const sql = `${columnSql(column)} = :${name}`;
         conditions.push({
-          sql: `${columnSql(column)} = :${name}`,
+          // The collation's match, through the column's index, then only the same bytes.
+          sql: exact
+            ? `${sql} AND CAST(${columnSql(column)} AS BINARY) = CAST(:${name} AS BINARY)`
+            : sql,
+          ...(exact && { sqliteSql: sql }),
           params: { [name]: value },
           binds,
         });
         break;
+      }
       case 'from':
       case 'to': {
         const sql = `${columnSql(column)} ${operator === 'from' ? '>=' : '<'} :${name}`;

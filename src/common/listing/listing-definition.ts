@@ -14,6 +14,11 @@ export interface FilterDeclaration {
   column: string;
   /** `prefix` only: any of these columns starts with the value. */
   columns?: string[];
+  /**
+   * `equals` only: byte for byte (an opaque identifier), not in the column's collation, which on
+   * MySQL/MariaDB ignores case and trailing spaces (SQLite's default compares bytes already).
+   */
+  exact?: boolean;
   /** Every value the parameter accepts, when they are few (an enumeration, a boolean). */
   values?: readonly unknown[];
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
@@ -226,3 +227,33 @@ export function StringParam(options: StringParamOptions): PropertyDecorator {
 }
 
 export type { ValidationOptions };
+
+/**
+ * An IPv4 or IPv6 address, an IPv6 one with its zone too (`fe80::1%eth0`, sent as `%25eth0`), as
+ * stored upstream. Its hex digits are read in lower case, as addresses are written (RFC 5952).
+ */
+export function IpAddressParam(description: string): PropertyDecorator {
+  return applyDecorators(
+    StringParam({
+      maxLength: 45,
+      pattern: /^(?:[0-9A-Fa-f.:]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.:]*%[0-9A-Za-z._~-]+)$/,
+      check: (value) => isIP(value) !== 0,
+      patternMessage: 'must be an IPv4 or IPv6 address',
+      description,
+    }),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string'
+        ? value.replace(/^[^%]*/, (address) => address.toLowerCase())
+        : value,
+    ),
+  );
+}
+
+/** An e-mail address: any text without white space (at either end it would match on MySQL only). */
+export const EmailParam = (description: string): PropertyDecorator =>
+  StringParam({
+    maxLength: 320,
+    pattern: /^\S+$/,
+    patternMessage: 'must be an e-mail address, without spaces',
+    description,
+  });

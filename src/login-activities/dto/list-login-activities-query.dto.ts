@@ -1,10 +1,11 @@
-import { isIP } from 'node:net';
 import { Filter } from '../../common/listing/listing-filter.decorator';
 import { ListingQueryDto } from '../../common/listing/listing-query.dto';
 import {
   BooleanParam,
+  EmailParam,
   EnumParam,
   IdParam,
+  IpAddressParam,
   StringParam,
   TimestampParam,
 } from '../../common/validation/query-params';
@@ -18,10 +19,7 @@ export class ListLoginActivitiesQueryDto extends ListingQueryDto({
   user_id?: number;
 
   @Filter('equals')
-  @StringParam({
-    maxLength: 320,
-    description: 'Only attempts made with this e-mail (exact, case-insensitive).',
-  })
+  @EmailParam('Only attempts made with this e-mail (exact, case-insensitive).')
   user_email?: string;
 
   @Filter('equals')
@@ -41,18 +39,12 @@ export class ListLoginActivitiesQueryDto extends ListingQueryDto({
   failure_reason?: string;
 
   @Filter('equals')
-  @StringParam({
-    maxLength: 45,
-    // An IPv6 address may carry its zone (`fe80::1%eth0`, sent as `%25eth0`), as stored upstream.
-    pattern: /^(?:[0-9A-Fa-f.:]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.:]*%[0-9A-Za-z._~-]+)$/,
-    check: (value) => isIP(value) !== 0,
-    patternMessage: 'must be an IPv4 or IPv6 address',
-    description: 'Only attempts from this IP address (IPv4 or IPv6 text form, an IPv6 zone too).',
-  })
+  @IpAddressParam('Only attempts from this IP address (IPv4 or IPv6 text form, an IPv6 zone too).')
   ip_address?: string;
 
-  @Filter('equals')
-  @StringParam({ maxLength: 128, description: 'Only attempts that opened this session.' })
+  // A session id is an opaque token: matched byte for byte, not in the column's collation.
+  @Filter('equals', 'session_id', { exact: true })
+  @StringParam({ maxLength: 128, description: 'Only attempts that opened this session (exact).' })
   session_id?: string;
 
   @Filter('equals')

@@ -1,6 +1,11 @@
 import { Filter } from '../../common/listing/listing-filter.decorator';
 import { ListingQueryDto } from '../../common/listing/listing-query.dto';
-import { IdParam, StringParam, TimestampParam } from '../../common/validation/query-params';
+import {
+  EmailParam,
+  IdParam,
+  StringParam,
+  TimestampParam,
+} from '../../common/validation/query-params';
 
 export class ListUsersQueryDto extends ListingQueryDto({
   sortableColumns: ['created_at', 'updated_at', 'name', 'email'],
@@ -14,7 +19,7 @@ export class ListUsersQueryDto extends ListingQueryDto({
   role_id?: number;
 
   @Filter('equals')
-  @StringParam({ maxLength: 320, description: 'Exact e-mail address, case-insensitive.' })
+  @EmailParam('Exact e-mail address, case-insensitive.')
   email?: string;
 
   @Filter('prefix', ['name', 'email'])

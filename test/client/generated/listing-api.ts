@@ -464,7 +464,7 @@ export interface operations {
                 failure_reason?: "invalid_credentials" | "unknown_user" | "account_locked" | "account_disabled" | "otp_invalid" | "otp_expired" | "oauth_denied" | "password_expired";
                 /** @description Only attempts from this IP address (IPv4 or IPv6 text form, an IPv6 zone too). */
                 ip_address?: string;
-                /** @description Only attempts that opened this session. */
+                /** @description Only attempts that opened this session (exact). */
                 session_id?: string;
                 /** @description Only attempts where a one-time password was (`true`) or was not demanded. */
                 otp_required?: boolean;
