@@ -317,6 +317,25 @@ export function criteriaKey(resource: string, criteria: ListingCriteria): string
   return `${resource}|${parts.join('&')}`;
 }
 
+/**
+ * What a walk's cursors are sealed with: its filters' values as the request gives them, its sort
+ * and its scope. Not their SQL, so that a release that changes how a filter is read (an exact
+ * comparison, a quoted column) does not refuse the walks under way.
+ */
+export function walkBinding(
+  definition: ListingDefinition,
+  query: ListingQuery,
+  principal: Principal,
+): string {
+  const values = query as unknown as Record<string, unknown>;
+  const given = [...Object.keys(definition.filters), 'after_id', 'before_id'].flatMap((name) => {
+    const value = values[name];
+    if (value === undefined) return [];
+    return [`${name}=${value instanceof Date ? value.toISOString() : JSON.stringify(value)}`];
+  });
+  return `${definition.resource}|${given.join('&')}|${query.sort}|${principal.organizationId ?? '*'}`;
+}
+
 /** `t.id <= maxId` under the parameter `name`: the rows counted, or seen, up to a highest id. */
 export const idsUpTo = (name: string, maxId: number): Condition => ({
   sql: `t.id <= :${name}`,

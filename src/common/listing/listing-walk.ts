@@ -12,6 +12,7 @@ import {
   criteriaKey,
   ListingCriteria,
   Trial,
+  walkBinding,
 } from './listing-criteria';
 import { Histogram, rowEstimates } from './listing-estimates';
 import { choosePlan, PRIMARY_KEY } from './listing-planner';
@@ -30,7 +31,7 @@ export interface Walk<TItem extends { id: number }> {
   criteria: ListingCriteria;
   /** The cache key of the walk's total. */
   key: string;
-  /** What the walk's cursors are signed with: filters, sort and scope. */
+  /** What the walk's cursors are sealed with: filters' values, sort and scope (`walkBinding`). */
   binding: string;
   limit: number;
   afterId?: number;
@@ -117,8 +118,7 @@ export class ListingWalks {
       repository,
       criteria,
       key,
-      // The scope is among the conditions; named again so that no two scopes share a binding.
-      binding: `${key}|${query.sort}|${principal.organizationId ?? '*'}`,
+      binding: walkBinding(repository.definition, query, principal),
       limit: query.limit ?? this.defaultLimit,
       afterId: query.after_id,
       tail: tailColumn(repository.definition, criteria),
