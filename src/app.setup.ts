@@ -19,6 +19,7 @@ import { collectGetRoutes } from './common/http/route-catalog';
 import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
+import { parseQuery } from './common/validation/strict-query';
 import { RateLimits } from './rate-limit/rate-limits';
 import { DatabaseAvailability } from './database/database-availability';
 import { ACCESS_LOG } from './logging/logging.module';
@@ -52,6 +53,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   // depends on; Express's automatic body ETag would also tag errors and could disagree with it.
   express.set('etag', false);
   if (config.trustProxy !== false) express.set('trust proxy', config.trustProxy);
+  express.set('query parser', parseQuery);
 
   applyServerLimits(express.getHttpServer());
 

@@ -1,5 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
+import { MalformedEncoding } from './strict-query';
 
 /** What the validation part throws, so that `transform` can add the parameters it refused itself. */
 class InvalidParameters extends Error {
@@ -9,8 +10,9 @@ class InvalidParameters extends Error {
 }
 
 /**
- * Nest's ValidationPipe for `@Query()` DTOs, plus the one check it lacks: a value given more than
- * once or with brackets (`page=1&page=2`, `page[]=1`) is refused. Every offending parameter is
+ * Nest's ValidationPipe for `@Query()` DTOs, plus the checks it lacks: a value given more than
+ * once or with brackets (`page=1&page=2`, `page[]=1`), or not percent-encoded UTF-8 (`parseQuery`),
+ * is refused. Every offending parameter is
  * reported at once: repeated ones, unknown ones, and values the DTO's decorators reject.
  */
 @Injectable()
@@ -35,6 +37,8 @@ export class QueryValidationPipe extends ValidationPipe {
       // properties of those names would be dropped or ignored on the way to the validator.
       if (parameter in Object.prototype) {
         refused.push({ parameter, message: 'is not a known parameter' });
+      } else if (raw instanceof MalformedEncoding) {
+        refused.push({ parameter, message: MALFORMED });
       } else if (typeof raw === 'string') scalars[parameter] = raw;
       else refused.push({ parameter, message: 'must be given once, as a single value' });
     }
@@ -49,6 +53,9 @@ export class QueryValidationPipe extends ValidationPipe {
     return validated;
   }
 }
+
+const MALFORMED =
+  'is not percent-encoded UTF-8: send a % as %25, and each byte of any other character as %XX';
 
 function toParameterError(error: ValidationError): ParameterError {
   const constraints = error.constraints ?? {};

@@ -1,0 +1,42 @@
+/** A query parameter whose name or value is not percent-encoded UTF-8 (`%zz`, `%FF`, a bare `%`). */
+export class MalformedEncoding {
+  constructor(readonly raw: string) {}
+}
+
+export type ParsedQuery = Record<
+  string,
+  string | MalformedEncoding | (string | MalformedEncoding)[]
+>;
+
+/**
+ * Express's `query parser`: `name=value` pairs split at `&`, `+` read as a space, each side
+ * percent-decoded as UTF-8, strictly. The stock parser kept a bad escape as text and a bad byte as
+ * U+FFFD, so `q=50%` or `q=%FF` were answered as if well-formed; such a parameter is marked for
+ * the validation pipe to refuse. A repeated name gives an array, as the stock parser does.
+ */
+export function parseQuery(text: string | null | undefined): ParsedQuery {
+  // No prototype: `__proto__` and its kind are parameters like any other (and refused by name).
+  const query = Object.create(null) as ParsedQuery;
+  // Express hands over null for a URL without a query.
+  for (const pair of (text ?? '').split('&')) {
+    if (pair === '') continue;
+    const equals = pair.indexOf('=');
+    const rawName = equals < 0 ? pair : pair.slice(0, equals);
+    const rawValue = equals < 0 ? '' : pair.slice(equals + 1);
+    const name = decoded(rawName);
+    const value = decoded(rawValue);
+    const entry = name === undefined || value === undefined ? new MalformedEncoding(pair) : value;
+    const key = name ?? rawName;
+    const previous = query[key];
+    query[key] = previous === undefined ? entry : [previous, entry].flat();
+  }
+  return query;
+}
+
+function decoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return undefined; // URIError: a bad escape, or bytes that are not UTF-8
+  }
+}
