@@ -250,6 +250,9 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
         rows[2].id,
       ]);
       expect(await list({ created_from: finer(0), created_to: iso(2) })).toEqual([rows[1].id]);
+      // As many digits as RFC 3339 allows: 10 here, a tenth of a nanosecond after one.
+      const finest = (ms: number) => iso(ms).replace('Z', '0000001Z');
+      expect(await list({ created_from: finest(0), created_to: iso(2) })).toEqual([rows[1].id]);
     });
 
     it.each([

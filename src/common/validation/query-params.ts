@@ -102,9 +102,9 @@ export function BooleanParam(description?: string): PropertyDecorator {
   );
 }
 
-// Date, or date and time with an optional fraction and a required zone (Z or ±hh:mm).
+// Date, or date and time with an optional fraction (any digits) and a required zone (Z or ±hh:mm).
 const ISO_TIMESTAMP =
-  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
 /** The instants a DATETIME column holds: a bound outside them cannot be compared with a row. */
 const EARLIEST_TIMESTAMP = Date.parse('0001-01-01T00:00:00.000Z');
