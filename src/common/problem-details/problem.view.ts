@@ -39,6 +39,10 @@ export class ProblemView {
   })
   request_id?: string;
 
-  @ApiPropertyOptional({ type: [ParameterErrorView], description: 'Present on 400 replies.' })
+  @ApiPropertyOptional({
+    type: [ParameterErrorView],
+    description:
+      'Present on a 400 about query parameters (one entry each); absent when the request itself is malformed (two Authorization headers, raw non-ASCII in the URL).',
+  })
   errors?: ParameterErrorView[];
 }

@@ -190,7 +190,7 @@ export interface components {
              * @example 3f0c2a52-8f4e-4c55-9d7b-0c1f3b1f2d1a
              */
             request_id?: string;
-            /** @description Present on 400 replies. */
+            /** @description Present on a 400 about query parameters (one entry each); absent when the request itself is malformed (two Authorization headers, raw non-ASCII in the URL). */
             errors?: components["schemas"]["ParameterErrorView"][];
         };
     };
