@@ -25,6 +25,6 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   async validate(request: AuthenticatingRequest, token: string): Promise<Principal | false> {
     const authenticator = request[TOKEN_AUTHENTICATOR];
     if (!authenticator) return false;
-    return (await authenticator.authenticate(token)) ?? false;
+    return (await authenticator.authenticateFor(request, token)) ?? false;
   }
 }

@@ -27,6 +27,7 @@ export class TokenAuthenticator {
   private readonly logger = new Logger(TokenAuthenticator.name);
   private readonly lookups = new Map<string, CachedLookup>();
   private readonly inFlight = new Map<string, Promise<CachedLookup>>();
+  private readonly byRequest = new WeakMap<object, Promise<Principal | null>>();
   private readonly lastUsedWrites = new Map<number, number>();
   private readonly ttlMs: number;
 
@@ -59,6 +60,19 @@ export class TokenAuthenticator {
     if (!TOKEN_PATTERN.test(presented)) return true;
     const cached = this.fresh(hashToken(presented));
     return cached !== undefined && !usable(cached.token, Date.now());
+  }
+
+  /**
+   * `authenticate`, once per request: the rate limit, which looks an unknown token up to know
+   * whether it was rejected, and the guard share that look-up.
+   */
+  authenticateFor(request: object, presented: string): Promise<Principal | null> {
+    let lookup = this.byRequest.get(request);
+    if (!lookup) {
+      lookup = this.authenticate(presented);
+      this.byRequest.set(request, lookup);
+    }
+    return lookup;
   }
 
   /** Whether `presented`'s look-up, still fresh, found a usable token: no look-up to come. */

@@ -21,40 +21,42 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
 
 export function rateLimitMiddleware(
   limits: RateLimits,
-  tokens: Pick<TokenAuthenticator, 'acceptsAtOnce'>,
+  tokens: Pick<TokenAuthenticator, 'acceptsAtOnce' | 'authenticateFor'>,
 ) {
   const logger = new Logger('RateLimit');
   const warn = (doing: string) => (error: unknown) =>
     logger.warn(`could not ${doing}: ${String(error)}`);
-  // Look-ups in flight per client and token: concurrent requests with one token share one count.
-  const attempts = new Map<string, { verdict: Promise<number>; open: number; rejected: boolean }>();
+  // Unknown tokens being checked, per client and token: concurrent requests share one count.
+  const checks = new Map<string, Promise<number>>();
 
   /**
-   * Seconds `ip` must wait for its rejected tokens (0: go on). A token not known to be usable is
-   * counted as rejected before its look-up, and the count taken back once it was not.
+   * Counts an unknown token as rejected, then looks it up (the guard takes the same look-up)
+   * and takes the count back if it was accepted, whatever its client does
+   * meanwhile and however long its reply then takes: the seconds `ip` must wait (0: go on).
    */
-  const authFailureWait = (response: Response, token: string, ip: string): Promise<number> => {
+  const checkUnknown = async (request: Request, token: string, ip: string): Promise<number> => {
+    const { wait, release } = await limits.reserveAuthAttempt(ip);
+    if (wait > 0) return wait;
+    // A look-up that fails (the database is down) rejects no token: the guard answers for it.
+    const accepted = await tokens.authenticateFor(request, token).then(
+      (principal) => principal !== null,
+      () => true,
+    );
+    if (accepted) await release().catch(warn('count an accepted token back'));
+    return 0;
+  };
+
+  const authFailureWait = (request: Request, token: string, ip: string): Promise<number> => {
     if (tokens.acceptsAtOnce(token)) return limits.authFailureBlockSeconds(ip);
     const key = `${ip} ${hashToken(token)}`;
-    let attempt = attempts.get(key);
-    if (!attempt) {
-      attempt = { verdict: limits.reserveAuthAttempt(ip), open: 0, rejected: false };
-      attempts.set(key, attempt);
+    let check = checks.get(key);
+    if (!check) {
+      check = checkUnknown(request, token, ip).finally(() => checks.delete(key));
+      checks.set(key, check);
     }
-    const joined = attempt;
-    joined.open += 1;
-    response.on('close', () => {
-      if (response.statusCode === HttpStatus.UNAUTHORIZED) joined.rejected = true;
-      if (--joined.open > 0) return;
-      attempts.delete(key);
-      joined.verdict
-        .then((wait) =>
-          wait === 0 && !joined.rejected ? limits.releaseAuthAttempt(ip) : undefined,
-        )
-        .catch(warn('count an accepted token back'));
-    });
-    return joined.verdict;
+    return check;
   };
+
   // The token's budget, and the one a client blocked for rejected tokens has spent.
   const quotas = { default: limits.perMinute, 'auth-failures': limits.authFailuresPerMinute };
   type Budget = keyof typeof quotas;
@@ -80,24 +82,10 @@ export function rateLimitMiddleware(
     const token = presentedToken(request.headers.authorization);
     const ip = clientAddress(request);
     try {
-      if (token !== null) {
-        const blockedFor = await authFailureWait(response, token, ip);
-        if (blockedFor > 0) {
-          refuse(
-            request,
-            response,
-            blockedFor,
-            `Too many rejected tokens from this client; retry in ${blockedFor} s.`,
-            'auth-failures',
-          );
-          return;
-        }
-      }
-      if (!limits.enabled) return next();
-      response.setHeader('RateLimit-Policy', policy);
-      const key = budgetKey(token, ip);
-      const decision = await limits.consume(key);
-      if (!decision.allowed) {
+      // The budget first: a token that spent it is refused before any look-up of it.
+      const decision = limits.enabled ? await limits.consume(budgetKey(token, ip)) : undefined;
+      if (decision) response.setHeader('RateLimit-Policy', policy);
+      if (decision && !decision.allowed) {
         refuse(
           request,
           response,
@@ -106,11 +94,24 @@ export function rateLimitMiddleware(
         );
         return;
       }
+      const blockedFor = token === null ? 0 : await authFailureWait(request, token, ip);
+      if (blockedFor > 0) {
+        refuse(
+          request,
+          response,
+          blockedFor,
+          `Too many rejected tokens from this client; retry in ${blockedFor} s.`,
+          'auth-failures',
+        );
+        return;
+      }
       // A 304 spends a request too: it reads its page to compare the ETag, as a 200 does.
-      response.setHeader(
-        'RateLimit',
-        `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-      );
+      if (decision) {
+        response.setHeader(
+          'RateLimit',
+          `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
+        );
+      }
     } catch (error) {
       // The counters failed (even the in-memory fallback): serve rather than refuse everyone.
       logger.warn(`rate limit not checked: ${String(error)}`);

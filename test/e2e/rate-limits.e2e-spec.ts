@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { generateToken } from '../../src/auth/token-format';
@@ -279,6 +281,62 @@ describe('rate limits per token (CONTRACT §6)', () => {
     } finally {
       await two.close();
       await one.close();
+    }
+  });
+
+  it('gives an accepted token its count back once looked up, not when its reply ends', async () => {
+    // Exports of 2,100 rows at 150 requests a minute, one per 10 rows: each pauses after its first
+    // chunk until the next window, its reply still open.
+    const paced = await startTestApp({
+      database: kit.database,
+      env: {
+        EXPORT_ROWS_PER_REQUEST: '10',
+        RATE_LIMIT_PER_MINUTE: '150',
+        RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2',
+        TAIL_HOLDBACK_MS: '0',
+      },
+    });
+    const held: ClientRequest[] = [];
+    try {
+      await paced.data.rows('login_activities', 2100, (i) => ({
+        user_email: `paced${i}@example.com`,
+        authentication_method: 'password',
+        ip_address: '192.0.2.1',
+        otp_required: false,
+        success: true,
+        created_at: new Date(Date.UTC(2026, 5, 1, 0, 0, 0, i)),
+      }));
+      const server = paced.app.getHttpServer();
+      await new Promise<void>((resolve) => server.listen(0, resolve));
+      const { port } = server.address() as AddressInfo;
+      const tokens = [await paced.token(), await paced.token(), await paced.token()];
+      const statuses = await Promise.all(
+        tokens.map(
+          (token) =>
+            new Promise<number>((resolve) => {
+              const request = httpRequest(
+                {
+                  port,
+                  path: '/v1/login_activities',
+                  headers: { Authorization: `Bearer ${token}`, Accept: 'application/x-ndjson' },
+                },
+                (response) => resolve(response.statusCode ?? 0),
+              );
+              request.on('error', () => resolve(0));
+              request.end();
+              held.push(request);
+            }),
+        ),
+      );
+      expect(statuses).toEqual([200, 200, 200]);
+      // Three new tokens accepted, three replies open, no count held: a fourth is served too.
+      await paced
+        .as(await paced.token())
+        .get('/v1/users')
+        .expect(200);
+    } finally {
+      for (const request of held) request.destroy();
+      await paced.close();
     }
   });
 
