@@ -26,6 +26,12 @@ describe('parseQuery', () => {
     expect(query[name]).toBeInstanceOf(MalformedEncoding);
   });
 
+  it('keeps every repeat of a name, in order', () => {
+    const query = parseQuery(Array.from({ length: 8000 }, (_, i) => `a=${i}`).join('&'));
+    expect(query.a).toHaveLength(8000);
+    expect((query.a as string[]).slice(-2)).toEqual(['7998', '7999']);
+  });
+
   it('reads no query (null, as Express gives it) as no parameter', () => {
     expect({ ...parseQuery(null) }).toEqual({});
   });

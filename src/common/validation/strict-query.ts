@@ -28,7 +28,10 @@ export function parseQuery(text: string | null | undefined): ParsedQuery {
     const entry = name === undefined || value === undefined ? new MalformedEncoding(pair) : value;
     const key = name ?? rawName;
     const previous = query[key];
-    query[key] = previous === undefined ? entry : [previous, entry].flat();
+    // In place: copying the list for each repeat made `a&a&…` (8,000 of them) cost 1 s.
+    if (previous === undefined) query[key] = entry;
+    else if (Array.isArray(previous)) previous.push(entry);
+    else query[key] = [previous, entry];
   }
   return query;
 }
