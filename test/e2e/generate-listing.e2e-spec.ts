@@ -136,5 +136,7 @@ describe('the listing module generator', () => {
     );
     if (result.code !== 0) throw new Error(`the generated test failed:\n${result.stderr}`);
     expect(result.stderr).toMatch(/Tests:\s+(\d+) passed, \1 total/);
+    // Its plan check too: every filter alone and in pairs, with every sort, by EXPLAIN.
+    expect(result.stderr).toContain('reads through the chosen index');
   });
 });
