@@ -76,8 +76,23 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     return true;
   }
 
-  override handleRequest<TUser = Principal>(error: unknown, user: TUser | false): TUser {
+  override handleRequest<TUser = Principal>(
+    error: unknown,
+    user: TUser | false,
+    _info: unknown,
+    _context: ExecutionContext,
+    status?: unknown,
+  ): TUser {
     if (error) throw error;
+    // passport-http-bearer fails with 400 when `access_token` comes too: a parameter, not a token.
+    if (status === HttpStatus.BAD_REQUEST) {
+      throw ProblemException.badRequest([
+        {
+          parameter: 'access_token',
+          message: 'is not a known parameter: a token goes in the Authorization header only',
+        },
+      ]);
+    }
     if (!user) throw invalidToken();
     return user;
   }

@@ -95,6 +95,14 @@ describe('authentication (RFC 6750)', () => {
     expect(response.headers['www-authenticate']).toBe('Bearer realm="api"');
   });
 
+  it('answers a valid token sent with an access_token parameter as the unknown parameter it is', async () => {
+    const token = await kit.token();
+    const response = await kit.as(token).get('/v1/users?access_token=x').expect(400);
+    expect(response.body.errors).toEqual([
+      { parameter: 'access_token', message: expect.any(String) },
+    ]);
+  });
+
   it('stores only the SHA-256 hash of a token', async () => {
     const token = await kit.token();
     const rows: { token_hash: string }[] = await kit.dataSource.query(
