@@ -9,6 +9,12 @@ import {
   walkIds,
 } from '../kit';
 
+import type { Principal } from '../../src/common/auth/principal';
+import { ListingCursors } from '../../src/common/listing/listing-cursor';
+import { buildCriteria, criteriaKey, walkBinding } from '../../src/common/listing/listing-criteria';
+import type { ListingQuery } from '../../src/common/listing/listing-query.dto';
+import { usersListing } from '../../src/users/users.listing';
+
 type Item = { id: number } & Record<string, unknown>;
 type PageBody = { data: Item[]; pagination: { current_page: number; page_count: number } };
 
@@ -205,6 +211,27 @@ describe('walks by Link: rel="next"', () => {
     expect(withPage.body.errors[0].parameter).toBe('page');
     // Followed as given, it works.
     await get(next).expect(200);
+  });
+
+  it('continues a walk from a cursor an earlier release sealed with the conditions’ SQL', async () => {
+    const path = '/v1/users?limit=3&sort=name&q=walker';
+    const first = await get(path).expect(200);
+    const next = parseLinks(first.headers.link).next;
+    const cursor = new URL(next, 'http://x').searchParams.get('cursor')!;
+    // The same position, sealed as releases before walkBinding did.
+    const query = { sort: 'name', q: 'walker', limit: 3 } as unknown as ListingQuery;
+    const platform: Principal = {
+      tokenId: 0,
+      tokenName: '',
+      scopes: new Set(),
+      organizationId: null,
+    };
+    const cursors = kit.app.get(ListingCursors);
+    const position = cursors.decode(walkBinding(usersListing, query, platform), cursor);
+    const key = criteriaKey('users', buildCriteria(usersListing, query, platform));
+    const earlier = cursors.encode(`${key}|name|*`, position);
+    const continued = await get(next.replace(cursor, encodeURIComponent(earlier))).expect(200);
+    expect(pageIds(continued.body)).toEqual(pageIds((await get(next).expect(200)).body));
   });
 
   it('continues a walk with another limit, numbering its page by its first row', async () => {

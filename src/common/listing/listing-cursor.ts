@@ -50,11 +50,17 @@ export class ListingCursors {
     return `${sealed.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
   }
 
-  /** The position `cursor` stands for on the walk `binding`, or a 400 naming `cursor`. */
-  decode(binding: string, cursor: string): WalkPosition {
+  /**
+   * The position `cursor` stands for on the walk `binding` (or, sealed by an earlier release, on
+   * `earlier`), or a 400 naming `cursor`.
+   */
+  decode(binding: string, cursor: string, earlier?: string): WalkPosition {
     const [payload, tag, extra] = cursor.split('.');
+    const well = extra === undefined && payload && tag && TAG.test(tag);
     const position =
-      extra === undefined && payload && tag && TAG.test(tag) && this.open(binding, payload, tag);
+      well &&
+      (this.open(binding, payload, tag) ||
+        (earlier !== undefined && this.open(earlier, payload, tag)));
     if (position) return position;
     throw ProblemException.badRequest([
       {

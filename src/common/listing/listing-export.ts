@@ -97,7 +97,9 @@ export class ListingExporter {
     }
     const walk = this.walks.of(repository, query, principal, EXPORT_CHUNK_ROWS);
     let position =
-      query.cursor === undefined ? undefined : this.cursors.decode(walk.binding, query.cursor);
+      query.cursor === undefined
+        ? undefined
+        : this.cursors.decode(walk.binding, query.cursor, walk.earlierBinding);
     let remaining = query.limit ?? Number.POSITIVE_INFINITY;
     let ended = false;
     const read = async (): Promise<TItem[] | undefined> => {

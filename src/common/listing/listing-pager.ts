@@ -93,7 +93,7 @@ export class ListingPager {
         { parameter: 'page', message: 'cannot be combined with cursor, which stands for its page' },
       ]);
     }
-    const position = this.cursors.decode(walk.binding, query.cursor);
+    const position = this.cursors.decode(walk.binding, query.cursor, walk.earlierBinding);
     // One row more than the page says whether the walk goes on, whatever the (cached) total.
     const [counted, read] = await Promise.all([
       this.totals.of(walk),

@@ -33,6 +33,8 @@ export interface Walk<TItem extends { id: number }> {
   key: string;
   /** What the walk's cursors are sealed with: filters' values, sort and scope (`walkBinding`). */
   binding: string;
+  /** What cursors of an earlier release were sealed with: still accepted, never made. */
+  earlierBinding: string;
   limit: number;
   afterId?: number;
   /**
@@ -119,6 +121,8 @@ export class ListingWalks {
       criteria,
       key,
       binding: walkBinding(repository.definition, query, principal),
+      // Until cursors made before walkBinding (87bca2d) have run out: the walks under way then.
+      earlierBinding: `${key}|${query.sort}|${principal.organizationId ?? '*'}`,
       limit: query.limit ?? this.defaultLimit,
       afterId: query.after_id,
       tail: tailColumn(repository.definition, criteria),
