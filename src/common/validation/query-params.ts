@@ -249,11 +249,14 @@ export function IpAddressParam(description: string): PropertyDecorator {
   );
 }
 
-/** An e-mail address: any text without white space (at either end it would match on MySQL only). */
+/**
+ * An e-mail address: any text without white space, control or format characters (NUL, a
+ * zero-width space), which MySQL's collations ignore and SQLite does not.
+ */
 export const EmailParam = (description: string): PropertyDecorator =>
   StringParam({
     maxLength: 320,
-    pattern: /^\S+$/,
-    patternMessage: 'must be an e-mail address, without spaces',
+    pattern: /^[^\s\p{Cc}\p{Cf}]+$/u,
+    patternMessage: 'must be an e-mail address, without spaces or control characters',
     description,
   });
