@@ -23,9 +23,12 @@ export class DatabaseAvailableGuard implements CanActivate {
       context.getClass(),
     ]);
     if (isPublic) return true;
+    const pending = this.database.reason() === 'migrations_pending';
     throw new ProblemException(
       HttpStatus.SERVICE_UNAVAILABLE,
-      'The database is not connected yet; retry shortly.',
+      pending
+        ? "The database lacks this build's migrations (migrations_pending); retry once they are applied."
+        : 'The database is not connected yet; retry shortly.',
       { headers: { 'Retry-After': CONNECTING_RETRY_AFTER_SECONDS } },
     );
   }

@@ -158,6 +158,7 @@ describe('dependencies down at boot', () => {
         expect(ready.body.detail).toMatch(/^Not ready: database is down \(migrations_pending\)/);
         const down = await kit.http().get('/v1/users').set('Authorization', 'Bearer x').expect(503);
         expect(down.headers['retry-after']).toMatch(/^\d+$/);
+        expect(down.body.detail).toContain('migrations_pending');
         await kit.dataSource.runMigrations();
         await eventually(
           async () => (await kit.http().get('/health/ready')).status,
