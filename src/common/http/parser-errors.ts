@@ -17,6 +17,22 @@ const parserErrors = (
 });
 const MALFORMED: [number, string] = [400, 'The request is not valid HTTP/1.1.'];
 
+/** A problem+json body for a request the app never saw, under a request id of its own. */
+function problemOf(status: number, detail: string) {
+  const requestId = randomUUID();
+  const title = STATUS_CODES[status] ?? 'Error';
+  // The request's target is not echoed: the parser's chunk may hold other bytes than its line.
+  const body = JSON.stringify({
+    type: 'about:blank',
+    title,
+    status,
+    detail,
+    instance: `urn:uuid:${requestId}`,
+    request_id: requestId,
+  });
+  return { requestId, title, body };
+}
+
 /**
  * Answers what Node's HTTP parser refuses (the request never reaches the app) with problem+json
  * and a request id, where Node writes a bare status line; on a socket whose earlier response is
@@ -31,6 +47,22 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
   server.on('request', ({ socket }: IncomingMessage, response: ServerResponse) => {
     latestResponse.set(socket, response);
   });
+  // An `Expect` other than 100-continue, which Node would answer with a bare 417 itself.
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const { requestId, body } = problemOf(
+      417,
+      'The Expect header asks for something this service does not do; send the request without it.',
+    );
+    logger.warn(`417 for Expect: ${String(request.headers.expect)}, request id ${requestId}`);
+    response.writeHead(417, {
+      'Content-Type': 'application/problem+json',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Request-Id': requestId,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+    });
+    response.end(body);
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     try {
       const sending = latestResponse.get(socket)?.writableFinished === false;
@@ -39,18 +71,7 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
         return;
       }
       const [status, detail] = answers[error.code ?? ''] ?? MALFORMED;
-      const requestId = randomUUID();
-      const title = STATUS_CODES[status] ?? 'Error';
-      // The request's target is not echoed: the parser's chunk may hold other bytes than its line.
-      const instance = `urn:uuid:${requestId}`;
-      const body = JSON.stringify({
-        type: 'about:blank',
-        title,
-        status,
-        detail,
-        instance,
-        request_id: requestId,
-      });
+      const { requestId, title, body } = problemOf(status, detail);
       logger.warn(
         `${status} from the HTTP parser (${error.code ?? 'unknown'}), request id ${requestId}`,
       );
