@@ -81,7 +81,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     compression({ threshold: COMPRESSION_THRESHOLD_BYTES, filter: compressible }),
     requestHeaderFieldsMiddleware,
   );
-  // Before anything that could touch the database, and ahead of every other /v1 reply.
+  // Ahead of every other /v1 reply; an unknown token is looked up here only once counted.
   express.use('/v1', rateLimitMiddleware(app.get(RateLimits), app.get(TokenAuthenticator)));
   // CORS answers preflights (OPTIONS) before the 405 check would refuse them.
   if (config.corsOrigins.length) {

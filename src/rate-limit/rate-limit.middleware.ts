@@ -30,9 +30,9 @@ export function rateLimitMiddleware(
   const checks = new Map<string, Promise<number>>();
 
   /**
-   * Counts an unknown token as rejected, then looks it up (the guard takes the same look-up)
-   * and takes the count back if it was accepted, whatever its client does
-   * meanwhile and however long its reply then takes: the seconds `ip` must wait (0: go on).
+   * Counts an unknown token as rejected, looks it up (the guard takes the same look-up), and takes
+   * the count back if it was accepted, whatever its client does and however long its reply
+   * takes: the seconds `ip` must wait (0: go on).
    */
   const checkUnknown = async (request: Request, token: string, ip: string): Promise<number> => {
     const { wait, release } = await limits.reserveAuthAttempt(ip);
