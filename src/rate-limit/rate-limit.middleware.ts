@@ -17,6 +17,8 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
  * - A client IP whose well-formed tokens were rejected more than RATE_LIMIT_AUTH_FAILURES_PER_MINUTE
  *   times in a minute gets 429 for any token until the window ends, so guessing tokens cannot
  *   turn into a flood of database look-ups, concurrent or not; also with RATE_LIMIT_PER_MINUTE=0.
+ *   A client's unknown tokens are looked up one at a time per instance (instances sharing Redis
+ *   may each let one more through in a window).
  */
 
 export function rateLimitMiddleware(
@@ -26,25 +28,36 @@ export function rateLimitMiddleware(
   const logger = new Logger('RateLimit');
   const warn = (doing: string) => (error: unknown) =>
     logger.warn(`could not ${doing}: ${String(error)}`);
-  // Unknown tokens being checked, per client and token: concurrent requests share one count.
+  // Unknown tokens being checked, per client and token: concurrent requests share one check.
   const checks = new Map<string, Promise<number>>();
+  // Per client, the end of its queue of look-ups of unknown tokens.
+  const queues = new Map<string, Promise<unknown>>();
+
+  /** Runs `task` after every earlier one of `ip`: one look-up of an unknown token at a time. */
+  const inTurn = <T>(ip: string, task: () => Promise<T>): Promise<T> => {
+    const run = (queues.get(ip) ?? Promise.resolve()).then(task);
+    const settled = run.catch(() => undefined);
+    queues.set(ip, settled);
+    void settled.then(() => queues.get(ip) === settled && queues.delete(ip));
+    return run;
+  };
 
   /**
-   * Counts an unknown token as rejected, looks it up (the guard takes the same look-up), and takes
-   * the count back if it was accepted, whatever its client does and however long its reply
-   * takes: the seconds `ip` must wait (0: go on).
+   * The seconds `ip` must wait for its rejected tokens (0: go on), checked, then the token looked
+   * up (the guard takes the same look-up) and counted if rejected, one of `ip`'s unknown tokens at
+   * a time in this instance: guesses sent at once cannot all pass a check made before any failed,
+   * and a burst of valid new tokens is looked up in turn, never refused. A look-up that fails (the
+   * database is down) rejects no token: the guard answers for it.
    */
-  const checkUnknown = async (request: Request, token: string, ip: string): Promise<number> => {
-    const { wait, release } = await limits.reserveAuthAttempt(ip);
-    if (wait > 0) return wait;
-    // A look-up that fails (the database is down) rejects no token: the guard answers for it.
-    const accepted = await tokens.authenticateFor(request, token).then(
-      (principal) => principal !== null,
-      () => true,
-    );
-    if (accepted) await release().catch(warn('count an accepted token back'));
-    return 0;
-  };
+  const checkUnknown = (request: Request, token: string, ip: string): Promise<number> =>
+    inTurn(ip, async () => {
+      const wait = await limits.authFailureBlockSeconds(ip);
+      if (wait > 0 || tokens.acceptsAtOnce(token)) return wait;
+      const principal = await tokens.authenticateFor(request, token).catch(() => undefined);
+      if (principal === null)
+        await limits.recordAuthFailure(ip).catch(warn('count a rejected token'));
+      return 0;
+    });
 
   const authFailureWait = (request: Request, token: string, ip: string): Promise<number> => {
     if (tokens.acceptsAtOnce(token)) return limits.authFailureBlockSeconds(ip);

@@ -27,27 +27,3 @@ describe('RateLimits.spendWaiting', () => {
     expect(after).toMatchObject({ allowed: true, remaining: 4 });
   });
 });
-
-describe('RateLimits.reserveAuthAttempt', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
-
-  const limitsOf = (authFailuresPerMinute: number) =>
-    new RateLimits(
-      { rateLimit: { perMinute: 0, authFailuresPerMinute }, redisKeyPrefix: 'spec:' } as AppConfig,
-      { client: () => undefined } as unknown as SharedRedis,
-    );
-
-  it('gives a count back within its window, never into the next one', async () => {
-    const limits = limitsOf(2);
-    const early = await limits.reserveAuthAttempt('203.0.113.1');
-    await early.release();
-    const late = await limits.reserveAuthAttempt('203.0.113.1');
-    await jest.advanceTimersByTimeAsync(61_000);
-    // Given back after its window ended, it would start the next one below zero: 3 looked up.
-    await late.release();
-    const waits: number[] = [];
-    for (let i = 0; i < 3; i++) waits.push((await limits.reserveAuthAttempt('203.0.113.1')).wait);
-    expect(waits.map((wait) => wait > 0)).toEqual([false, false, true]);
-  });
-});

@@ -96,24 +96,9 @@ export class RateLimits {
     return blockedSeconds(state);
   }
 
-  /**
-   * Counts a token about to be looked up as rejected before its look-up, in one atomic step, so
-   * that concurrent guesses cannot all pass a check made before any of them failed: the seconds
-   * the client must wait (0: go on), and how to take the count back once the token is accepted.
-   */
-  async reserveAuthAttempt(ip: string): Promise<{ wait: number; release: () => Promise<void> }> {
-    try {
-      const counted = await this.authFailures.consume(ip, 1);
-      const windowEnds = Date.now() + counted.msBeforeNext;
-      // Only into the window it was taken from: given back to the next, it would raise its limit.
-      const release = async () => {
-        if (Date.now() < windowEnds - RELEASE_MARGIN_MS) await this.authFailures.reward(ip, 1);
-      };
-      return { wait: 0, release };
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      return { wait: blockedSeconds(rejection), release: () => Promise.resolve() };
-    }
+  /** Counts one rejected token of `ip`. */
+  async recordAuthFailure(ip: string): Promise<void> {
+    await this.authFailures.penalty(ip, 1);
   }
 
   private decision(result: RateLimiterRes, allowed: boolean): RateLimitDecision {
@@ -124,9 +109,6 @@ export class RateLimits {
     };
   }
 }
-
-/** A count is not given back this close to its window's end (the key may be gone by then). */
-const RELEASE_MARGIN_MS = 1000;
 
 const blockedSeconds = (state: RateLimiterRes) => Math.max(1, Math.ceil(state.msBeforeNext / 1000));
 
