@@ -17,9 +17,12 @@ export type ParsedQuery = Record<
 export function parseQuery(text: string | null | undefined): ParsedQuery {
   // No prototype: `__proto__` and its kind are parameters like any other (and refused by name).
   const query = Object.create(null) as ParsedQuery;
+  let parameters = 0;
   // Express hands over null for a URL without a query.
   for (const pair of (text ?? '').split('&')) {
     if (pair === '') continue;
+    // As Node's querystring (Express's former parser) does: the rest are left out.
+    if (++parameters > MAX_PARAMETERS) break;
     const equals = pair.indexOf('=');
     const rawName = equals < 0 ? pair : pair.slice(0, equals);
     const rawValue = equals < 0 ? '' : pair.slice(equals + 1);
@@ -36,7 +39,14 @@ export function parseQuery(text: string | null | undefined): ParsedQuery {
   return query;
 }
 
+/** At most this many pairs are read: Express reads a query up to three times a request. */
+const MAX_PARAMETERS = 1000;
+
+const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
+
 function decoded(text: string): string | undefined {
+  // A bad escape without the cost of the exception decodeURIComponent would throw.
+  if (BAD_ESCAPE.test(text)) return undefined;
   try {
     return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {
