@@ -13,6 +13,7 @@ import type { Principal } from '../../src/common/auth/principal';
 import { ListingCursors } from '../../src/common/listing/listing-cursor';
 import { buildCriteria, criteriaKey, walkBinding } from '../../src/common/listing/listing-criteria';
 import type { ListingQuery } from '../../src/common/listing/listing-query.dto';
+import { loginActivitiesListing } from '../../src/login-activities/login-activities.listing';
 import { usersListing } from '../../src/users/users.listing';
 
 type Item = { id: number } & Record<string, unknown>;
@@ -213,26 +214,45 @@ describe('walks by Link: rel="next"', () => {
     await get(next).expect(200);
   });
 
-  it('continues a walk from a cursor an earlier release sealed with the conditions’ SQL', async () => {
-    const path = '/v1/users?limit=3&sort=name&q=walker';
-    const first = await get(path).expect(200);
-    const next = parseLinks(first.headers.link).next;
-    const cursor = new URL(next, 'http://x').searchParams.get('cursor')!;
-    // The same position, sealed as releases before walkBinding did.
-    const query = { sort: 'name', q: 'walker', limit: 3 } as unknown as ListingQuery;
-    const platform: Principal = {
-      tokenId: 0,
-      tokenName: '',
-      scopes: new Set(),
-      organizationId: null,
-    };
-    const cursors = kit.app.get(ListingCursors);
-    const position = cursors.decode(walkBinding(usersListing, query, platform), cursor);
-    const key = criteriaKey('users', buildCriteria(usersListing, query, platform));
-    const earlier = cursors.encode(`${key}|name|*`, position);
-    const continued = await get(next.replace(cursor, encodeURIComponent(earlier))).expect(200);
-    expect(pageIds(continued.body)).toEqual(pageIds((await get(next).expect(200)).body));
-  });
+  it.each([
+    ['users', '/v1/users', { sort: 'name', q: 'walker' }],
+    // Before `exact`, a session id was compared in the column's collation, its SQL without CAST.
+    ['login_activities', '/v1/login_activities', { sort: 'id', session_id: 'sess_walk' }],
+  ] as const)(
+    'continues a %s walk from a cursor an earlier release sealed with its conditions’ SQL',
+    async (resource, collection, filters) => {
+      if (resource === 'login_activities') {
+        for (let i = 0; i < 5; i++) await kit.data.loginActivity({ session_id: 'sess_walk' });
+      }
+      const first = await get(`${collection}?limit=2&${new URLSearchParams(filters)}`).expect(200);
+      const next = parseLinks(first.headers.link).next;
+      const cursor = new URL(next, 'http://x').searchParams.get('cursor')!;
+      // The same position, sealed as releases before walkBinding did.
+      const query = { ...filters, limit: 2 } as unknown as ListingQuery;
+      const platform: Principal = {
+        tokenId: 0,
+        tokenName: '',
+        scopes: new Set(),
+        organizationId: null,
+      };
+      const definition = resource === 'users' ? usersListing : loginActivitiesListing;
+      const collated = Object.fromEntries(
+        Object.entries(definition.filters).map(([name, filter]) => [
+          name,
+          { ...filter, exact: undefined },
+        ]),
+      );
+      const cursors = kit.app.get(ListingCursors);
+      const position = cursors.decode(walkBinding(definition, query, platform), cursor);
+      const criteria = buildCriteria({ ...definition, filters: collated }, query, platform);
+      const earlier = cursors.encode(
+        `${criteriaKey(resource, criteria)}|${filters.sort}|*`,
+        position,
+      );
+      const continued = await get(next.replace(cursor, encodeURIComponent(earlier))).expect(200);
+      expect(pageIds(continued.body)).toEqual(pageIds((await get(next).expect(200)).body));
+    },
+  );
 
   it('continues a walk with another limit, numbering its page by its first row', async () => {
     const all = await walkByNext('/v1/users?limit=100&sort=name');

@@ -54,13 +54,13 @@ export class ListingCursors {
    * The position `cursor` stands for on the walk `binding` (or, sealed by an earlier release, on
    * `earlier`), or a 400 naming `cursor`.
    */
-  decode(binding: string, cursor: string, earlier?: string): WalkPosition {
+  decode(binding: string, cursor: string, earlier?: () => string): WalkPosition {
     const [payload, tag, extra] = cursor.split('.');
     const well = extra === undefined && payload && tag && TAG.test(tag);
     const position =
       well &&
       (this.open(binding, payload, tag) ||
-        (earlier !== undefined && this.open(earlier, payload, tag)));
+        (earlier !== undefined && this.open(earlier(), payload, tag)));
     if (position) return position;
     throw ProblemException.badRequest([
       {

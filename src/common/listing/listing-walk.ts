@@ -34,7 +34,7 @@ export interface Walk<TItem extends { id: number }> {
   /** What the walk's cursors are sealed with: filters' values, sort and scope (`walkBinding`). */
   binding: string;
   /** What cursors of an earlier release were sealed with: still accepted, never made. */
-  earlierBinding: string;
+  earlierBinding: () => string;
   limit: number;
   afterId?: number;
   /**
@@ -121,8 +121,10 @@ export class ListingWalks {
       criteria,
       key,
       binding: walkBinding(repository.definition, query, principal),
-      // Until cursors made before walkBinding (87bca2d) have run out: the walks under way then.
-      earlierBinding: `${key}|${query.sort}|${principal.organizationId ?? '*'}`,
+      // Until cursors made before walkBinding (87bca2d) have run out: the walks under way then,
+      // sealed with their conditions' SQL as it was (no exact filter yet).
+      earlierBinding: () =>
+        `${criteriaKey(repository.definition.resource, buildCriteria(withoutExact(repository.definition), query, principal))}|${query.sort}|${principal.organizationId ?? '*'}`,
       limit: query.limit ?? this.defaultLimit,
       afterId: query.after_id,
       tail: tailColumn(repository.definition, criteria),
@@ -569,3 +571,14 @@ function once<T>(compute: () => T): () => T {
     return value;
   };
 }
+
+/** `definition` as releases before exact filters read it: every `equals` in the collation. */
+const withoutExact = (definition: ListingDefinition): ListingDefinition => ({
+  ...definition,
+  filters: Object.fromEntries(
+    Object.entries(definition.filters).map(([name, filter]) => [
+      name,
+      { ...filter, exact: undefined },
+    ]),
+  ),
+});
