@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { requestIdOf } from './request-id.middleware';
 
 /** What Node's HTTP parser refuses, by error code; anything else it refuses answers 400. */
 const parserErrors = (
@@ -17,9 +18,10 @@ const parserErrors = (
 });
 const MALFORMED: [number, string] = [400, 'The request is not valid HTTP/1.1.'];
 
-/** A problem+json body for a request the app never saw, under a request id of its own. */
-function problemOf(status: number, detail: string) {
-  const requestId = randomUUID();
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A problem+json body for a request the app never saw, under `requestId` (else a new one). */
+function problemOf(status: number, detail: string, requestId: string = randomUUID()) {
   const title = STATUS_CODES[status] ?? 'Error';
   // The request's target is not echoed: the parser's chunk may hold other bytes than its line.
   const body = JSON.stringify({
@@ -27,7 +29,8 @@ function problemOf(status: number, detail: string) {
     title,
     status,
     detail,
-    instance: `urn:uuid:${requestId}`,
+    // A client's own request id is no UUID: the occurrence then gets one of its own.
+    instance: `urn:uuid:${UUID.test(requestId) ? requestId : randomUUID()}`,
     request_id: requestId,
   });
   return { requestId, title, body };
@@ -52,6 +55,7 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
     const { requestId, body } = problemOf(
       417,
       'The Expect header asks for something this service does not do; send the request without it.',
+      requestIdOf(request),
     );
     logger.warn(`417 for Expect: ${String(request.headers.expect)}, request id ${requestId}`);
     response.writeHead(417, {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { redactTokens } from '../auth/token-redaction';
 
@@ -9,13 +10,18 @@ const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * tokens), else a new UUID. The id is echoed on the reply, logged, and put in problem bodies.
  */
 export function requestIdMiddleware(request: Request, response: Response, next: NextFunction) {
+  const id = requestIdOf(request);
+  request.id = id;
+  response.setHeader('X-Request-Id', id);
+  next();
+}
+
+/** The client's `X-Request-Id` when it is a sane value (not one of our tokens), else a new UUID. */
+export function requestIdOf(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
   const sane =
     typeof incoming === 'string' &&
     ACCEPTABLE_ID.test(incoming) &&
     redactTokens(incoming) === incoming;
-  const id = sane ? incoming : randomUUID();
-  request.id = id;
-  response.setHeader('X-Request-Id', id);
-  next();
+  return sane ? incoming : randomUUID();
 }
