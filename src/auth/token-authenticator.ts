@@ -57,9 +57,7 @@ export class TokenAuthenticator {
    * (`bearerPrecheck`); false means "look it up", never "valid".
    */
   refusesAtOnce(presented: string): boolean {
-    if (!TOKEN_PATTERN.test(presented)) return true;
-    const cached = this.fresh(hashToken(presented));
-    return cached !== undefined && !usable(cached.token, Date.now());
+    return this.knownAtOnce(presented) === 'refused';
   }
 
   /**
@@ -77,8 +75,15 @@ export class TokenAuthenticator {
 
   /** Whether `presented`'s look-up, still fresh, found a usable token: no look-up to come. */
   acceptsAtOnce(presented: string): boolean {
-    const cached = TOKEN_PATTERN.test(presented) ? this.fresh(hashToken(presented)) : undefined;
-    return cached !== undefined && usable(cached.token, Date.now());
+    return this.knownAtOnce(presented) === 'accepted';
+  }
+
+  /** What is known of `presented` without a look-up: its form, or its look-up while fresh. */
+  private knownAtOnce(presented: string): 'accepted' | 'refused' | undefined {
+    if (!TOKEN_PATTERN.test(presented)) return 'refused';
+    const cached = this.fresh(hashToken(presented));
+    if (cached === undefined) return undefined;
+    return usable(cached.token, Date.now()) ? 'accepted' : 'refused';
   }
 
   /** The cached look-up of `tokenHash` while it is fresh. */

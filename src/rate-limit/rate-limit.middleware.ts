@@ -26,8 +26,6 @@ export function rateLimitMiddleware(
   tokens: Pick<TokenAuthenticator, 'acceptsAtOnce' | 'authenticateFor'>,
 ) {
   const logger = new Logger('RateLimit');
-  const warn = (doing: string) => (error: unknown) =>
-    logger.warn(`could not ${doing}: ${String(error)}`);
   // Unknown tokens being checked, per client and token: concurrent requests share one check.
   const checks = new Map<string, Promise<number>>();
   // Per client, the end of its queue of look-ups of unknown tokens.
@@ -54,8 +52,11 @@ export function rateLimitMiddleware(
       const wait = await limits.authFailureBlockSeconds(ip);
       if (wait > 0 || tokens.acceptsAtOnce(token)) return wait;
       const principal = await tokens.authenticateFor(request, token).catch(() => undefined);
-      if (principal === null)
-        await limits.recordAuthFailure(ip).catch(warn('count a rejected token'));
+      if (principal === null) {
+        await limits.recordAuthFailure(ip).catch((error: unknown) => {
+          logger.warn(`could not count a rejected token: ${String(error)}`);
+        });
+      }
       return 0;
     });
 

@@ -93,7 +93,7 @@ export class RateLimits {
   async authFailureBlockSeconds(ip: string): Promise<number> {
     const state = await this.authFailures.get(ip);
     if (!state || state.consumedPoints < this.authFailuresPerMinute) return 0;
-    return blockedSeconds(state);
+    return Math.max(1, Math.ceil(state.msBeforeNext / 1000));
   }
 
   /** Counts one rejected token of `ip`. */
@@ -109,8 +109,6 @@ export class RateLimits {
     };
   }
 }
-
-const blockedSeconds = (state: RateLimiterRes) => Math.max(1, Math.ceil(state.msBeforeNext / 1000));
 
 /** Resolves after `ms`, or at once when `stopped` fires. */
 function pause(ms: number, stopped?: AbortSignal): Promise<void> {

@@ -155,17 +155,11 @@ describe('rate limits per token (CONTRACT §6)', () => {
   it('stops looking up tokens for a client that keeps presenting unknown ones', async () => {
     const lookups = jest.spyOn(kit.app.get(ApiTokensRepository), 'findByHash');
     try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 20; i++) {
-        const response = await kit
-          .http()
-          .get('/v1/users')
-          .set('Authorization', `Bearer ${generateToken()}`);
-        statuses.push(response.status);
-        if (response.status === 429) {
-          expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-          expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-        }
+      const replies = await guessedInTurn(kit, 20);
+      const statuses = replies.map((response) => response.status);
+      for (const response of replies.filter((reply) => reply.status === 429)) {
+        expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       }
       // The earlier test spent one of the 5 failures this minute allows.
       expect(statuses.filter((status) => status === 401)).toHaveLength(4);
@@ -232,17 +226,21 @@ describe('rate limits per token (CONTRACT §6)', () => {
       expect(response.headers['ratelimit']).toBeUndefined();
       expect(response.headers['ratelimit-policy']).toBeUndefined();
     }
-    const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const response = await unlimited
-        .http()
-        .get('/v1/users')
-        .set('Authorization', `Bearer ${generateToken()}`);
-      statuses.push(response.status);
-    }
-    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    const guesses = await guessedInTurn(unlimited, 5);
+    expect(guesses.map((response) => response.status)).toEqual([401, 401, 401, 429, 429]);
     await unlimited.as(token).get('/v1/users').expect(429);
   });
+
+  /** The replies to `count` requests with new well-formed tokens, sent one after another. */
+  async function guessedInTurn(app: TestApp, count: number) {
+    const replies = [];
+    for (let i = 0; i < count; i++) {
+      replies.push(
+        await app.http().get('/v1/users').set('Authorization', `Bearer ${generateToken()}`),
+      );
+    }
+    return replies;
+  }
 
   /** The statuses of `count` requests sent at once to `apps` in turn, each with `tokenOf(i)`. */
   const concurrentStatuses = async (

@@ -306,11 +306,15 @@ export const allConditions = (criteria: ListingCriteria): Condition[] => [
   ...(criteria.implied ?? []),
 ];
 
+/** A filter value as keys and bindings write it: an instant in ISO 8601, anything else as JSON. */
+const valueText = (value: unknown): string =>
+  value instanceof Date ? value.toISOString() : JSON.stringify(value);
+
 /** A stable text for the criteria, used as the key of cached totals. */
 export function criteriaKey(resource: string, criteria: ListingCriteria): string {
   const parts = criteria.conditions.map((condition) => {
     const params = Object.entries(condition.params)
-      .map(([k, v]) => `${k}=${v instanceof Date ? v.toISOString() : JSON.stringify(v)}`)
+      .map(([k, v]) => `${k}=${valueText(v)}`)
       .join(',');
     return `${condition.sql}[${params}]`;
   });
@@ -331,7 +335,7 @@ export function walkBinding(
   const given = [...Object.keys(definition.filters), 'after_id', 'before_id'].flatMap((name) => {
     const value = values[name];
     if (value === undefined) return [];
-    return [`${name}=${value instanceof Date ? value.toISOString() : JSON.stringify(value)}`];
+    return [`${name}=${valueText(value)}`];
   });
   return `${definition.resource}|${given.join('&')}|${query.sort}|${principal.organizationId ?? '*'}`;
 }
