@@ -94,7 +94,7 @@ Every query runs under a time limit; a database that is down or too slow answers
 ## Caching
 List replies carry a weak \`ETag\` and \`Cache-Control: private, no-cache\`; send the ETag back in
 \`If-None-Match\` to get 304 Not Modified when nothing changed, whatever \`Cache-Control\` the request
-carries. A 304 spends a request of the rate-limit budget, as any reply does.
+carries. A 304 spends no rate-limit budget: its request is given back.
 
 Every reply carries \`X-Request-Id\` (yours when you send a sane one, else a new UUID); quote it
 when reporting a problem.`;

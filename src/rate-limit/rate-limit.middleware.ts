@@ -1,6 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { HttpStatus, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import onHeaders from 'on-headers';
 import { hashToken, presentedToken } from '../auth/token-format';
 import { sendProblem } from '../common/problem-details/problem-details.filter';
 import type { TokenAuthenticator } from '../auth/token-authenticator';
@@ -12,7 +13,7 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
  * (draft-ietf-httpapi-ratelimit-headers) on every reply, errors included.
  *
  * - A request with a well-formed token spends that token's budget, keyed by the token's SHA-256
- *   (the raw token is never a key). Anything else (no token, a malformed one: refused without a
+ *   (the raw token is never a key); a 304 gives its request back. Anything else (no token, a malformed one: refused without a
  *   database look-up) spends the client IP's budget.
  * - A client IP whose well-formed tokens were rejected more than RATE_LIMIT_AUTH_FAILURES_PER_MINUTE
  *   times in a minute gets 429 for any token until the window ends, so guessing tokens cannot
@@ -119,12 +120,18 @@ export function rateLimitMiddleware(
         );
         return;
       }
-      // A 304 spends a request too: it reads its page to compare the ETag, as a 200 does.
       if (decision) {
-        response.setHeader(
-          'RateLimit',
-          `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-        );
+        const announce = (remaining: number) =>
+          response.setHeader('RateLimit', `"default";r=${remaining};t=${decision.resetSeconds}`);
+        announce(decision.remaining);
+        // A 304 spends no budget (CONTRACT §3): its request is given back as its reply is sent.
+        onHeaders(response, () => {
+          if (response.statusCode !== HttpStatus.NOT_MODIFIED) return;
+          announce(Math.min(limits.perMinute, decision.remaining + 1));
+          limits.giveBack(budgetKey(token, ip), decision).catch((error: unknown) => {
+            logger.warn(`could not give back a 304's request: ${String(error)}`);
+          });
+        });
       }
     } catch (error) {
       // The counters failed (even the in-memory fallback): serve rather than refuse everyone.

@@ -10,6 +10,8 @@ import { SharedRedis } from '../redis/shared-redis';
 
 /** The window of every limit, in seconds. */
 export const RATE_LIMIT_WINDOW_SECONDS = 60;
+/** A window this close to its end gets nothing back: the give-back might land in the next. */
+const WINDOW_END_MARGIN_MS = 100;
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -17,6 +19,8 @@ export interface RateLimitDecision {
   remaining: number;
   /** Seconds until the window resets (at least 1). */
   resetSeconds: number;
+  /** When the window ends (epoch ms). */
+  endsAt: number;
 }
 
 /**
@@ -89,6 +93,16 @@ export class RateLimits {
     }
   }
 
+  /**
+   * Gives back the request of `key` that `decision` spent (a 304 spends none), unless its window
+   * has ended: given back to the next one, it would start that window above its budget.
+   */
+  async giveBack(key: string, decision: RateLimitDecision): Promise<void> {
+    if (this.requests && Date.now() < decision.endsAt - WINDOW_END_MARGIN_MS) {
+      await this.requests.reward(key, 1);
+    }
+  }
+
   /** Seconds a client IP must wait because it sent too many rejected tokens; 0 when it may go on. */
   async authFailureBlockSeconds(ip: string): Promise<number> {
     const state = await this.authFailures.get(ip);
@@ -106,6 +120,7 @@ export class RateLimits {
       allowed,
       remaining: Math.max(0, result.remainingPoints),
       resetSeconds: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
+      endsAt: Date.now() + result.msBeforeNext,
     };
   }
 }

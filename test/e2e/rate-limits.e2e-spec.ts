@@ -134,6 +134,21 @@ describe('rate limits per token (CONTRACT §6)', () => {
     }
   });
 
+  it('spends no budget on a 304 (CONTRACT §3), on SQLite and on shared Redis', async () => {
+    for (const app of [kit, sharedA]) {
+      const token = await app.token();
+      const get = () => app.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+      const page = await get().expect(200);
+      expect(remainingOf(page.headers['ratelimit'])).toBe(2);
+      for (let poll = 0; poll < 5; poll += 1) {
+        const unchanged = await get().set('If-None-Match', page.headers['etag']).expect(304);
+        expect(remainingOf(unchanged.headers['ratelimit'])).toBe(2);
+      }
+      const again = await get().expect(200);
+      expect(remainingOf(again.headers['ratelimit'])).toBe(1);
+    }
+  });
+
   it('limits every spelling of a path that serves data', async () => {
     const token = await kit.token();
     const statuses: number[] = [];

@@ -79,7 +79,7 @@ export function ApiListing(
     ApiResponse({
       status: 304,
       description:
-        'Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends a request of the rate-limit budget, as a 200 does (its page is read to compare).',
+        'Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget (the request is given back; `RateLimit` says so).',
       headers: {
         ETag: { required: true, schema: { type: 'string' }, description: 'The current ETag.' },
       },
