@@ -1,6 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { toSqlDatetime } from '../database/row-values';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { ReadReplicas } from '../database/read-replicas';
+import {
+  toIsoTimestamp,
+  toNullableInteger,
+  toInteger,
+  toSqlDatetime,
+} from '../database/row-values';
+import { StatementRunners } from '../database/statement-runner';
 import { ApiToken } from './api-token.entity';
 
 export interface NewApiToken {
@@ -15,19 +23,42 @@ export interface NewApiToken {
 /** SQL for `api_tokens`, always on the primary: a replica's lag must not delay a revocation. */
 @Injectable()
 export class ApiTokensRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  /** The service's look-ups; absent in the CLI, which looks no token up. */
+  private readonly lookUps?: {
+    statements: StatementRunners;
+    replicas: ReadReplicas;
+    limitMs: number;
+  };
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() statements?: StatementRunners,
+    @Optional() replicas?: ReadReplicas,
+    @Optional() @Inject(APP_CONFIG) config?: AppConfig,
+  ) {
+    if (statements && replicas && config) {
+      this.lookUps = { statements, replicas, limitMs: config.database.statementTimeoutMs };
+    }
+  }
 
   /**
-   * On the primary also with DATABASE_REPLICA_URLS (TypeORM would read from a replica): the
-   * look-ups are cached (TOKEN_CACHE_TTL_MS), so the primary sees one per token and instance per TTL.
+   * On the primary also with DATABASE_REPLICA_URLS: the look-ups are cached (TOKEN_CACHE_TTL_MS),
+   * so the primary sees one per token and instance per TTL. Under the statement limit, as every
+   * listing read: a locked token table must not hold requests past it.
    */
   async findByHash(tokenHash: string): Promise<ApiToken | null> {
-    const runner = this.dataSource.createQueryRunner('master');
-    try {
-      return await runner.manager.findOne(ApiToken, { where: { token_hash: tokenHash } });
-    } finally {
-      await runner.release();
-    }
+    if (!this.lookUps) throw new Error('tokens are looked up by the service only');
+    const { statements, replicas, limitMs } = this.lookUps;
+    const { value: rows } = await statements.read(
+      false,
+      (runner, statement) =>
+        statement.run<Record<string, unknown>>(runner, {
+          sql: 'SELECT * FROM api_tokens WHERE token_hash = :tokenHash',
+          params: { tokenHash },
+        }),
+      { statementTimeoutMs: limitMs, source: replicas.primary },
+    );
+    return rows.length === 0 ? null : tokenOf(rows[0]);
   }
 
   async insert(token: NewApiToken): Promise<ApiToken> {
@@ -71,4 +102,22 @@ export class ApiTokensRepository {
       id,
     ]);
   }
+}
+
+const dateOf = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : new Date(toIsoTimestamp(value));
+
+function tokenOf(row: Record<string, unknown>): ApiToken {
+  return Object.assign(new ApiToken(), {
+    id: toInteger(row.id),
+    name: String(row.name),
+    token_hash: String(row.token_hash),
+    token_prefix: String(row.token_prefix),
+    scopes: String(row.scopes),
+    organization_id: toNullableInteger(row.organization_id),
+    expires_at: dateOf(row.expires_at),
+    revoked_at: dateOf(row.revoked_at),
+    last_used_at: dateOf(row.last_used_at),
+    created_at: dateOf(row.created_at)!,
+  });
 }

@@ -73,6 +73,12 @@ export class TokenAuthenticator {
     return lookup;
   }
 
+  /** Gives `request` the look-up `authenticateFor` makes (or made) for `first`: the same token. */
+  shareLookUp(request: object, first: object): void {
+    const lookup = this.byRequest.get(first);
+    if (lookup) this.byRequest.set(request, lookup);
+  }
+
   /** Whether `presented`'s look-up, still fresh, found a usable token: no look-up to come. */
   acceptsAtOnce(presented: string): boolean {
     return this.knownAtOnce(presented) === 'accepted';

@@ -24,11 +24,12 @@ import { RATE_LIMIT_WINDOW_SECONDS, RateLimits } from './rate-limits';
 
 export function rateLimitMiddleware(
   limits: RateLimits,
-  tokens: Pick<TokenAuthenticator, 'acceptsAtOnce' | 'authenticateFor'>,
+  tokens: Pick<TokenAuthenticator, 'acceptsAtOnce' | 'authenticateFor' | 'shareLookUp'>,
 ) {
   const logger = new Logger('RateLimit');
-  // Unknown tokens being checked, per client and token: concurrent requests share one check.
-  const checks = new Map<string, Promise<number>>();
+  // Unknown tokens being checked, per client and token: concurrent requests share one check, and
+  // the look-up of the request that started it (a failed one is not made again, past the limit).
+  const checks = new Map<string, { wait: Promise<number>; request: Request }>();
   // Per client, the end of its queue of look-ups of unknown tokens.
   const queues = new Map<string, Promise<unknown>>();
 
@@ -64,12 +65,13 @@ export function rateLimitMiddleware(
   const authFailureWait = (request: Request, token: string, ip: string): Promise<number> => {
     if (tokens.acceptsAtOnce(token)) return limits.authFailureBlockSeconds(ip);
     const key = `${ip} ${hashToken(token)}`;
-    let check = checks.get(key);
-    if (!check) {
-      check = checkUnknown(request, token, ip).finally(() => checks.delete(key));
-      checks.set(key, check);
+    const check = checks.get(key);
+    if (check) {
+      return check.wait.finally(() => tokens.shareLookUp(request, check.request));
     }
-    return check;
+    const wait = checkUnknown(request, token, ip).finally(() => checks.delete(key));
+    checks.set(key, { wait, request });
+    return wait;
   };
 
   // The token's budget, and the one a client blocked for rejected tokens has spent.

@@ -1,3 +1,4 @@
+import { createConnection } from 'mysql2/promise';
 import { Controller, Get, Injectable, Module, Query } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../src/common/auth/auth.decorators';
@@ -103,4 +104,38 @@ describe('statement time limit', () => {
       expect(response.headers['x-total-count']).toBe('3');
     }
   });
+});
+
+describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
+  let kit: TestApp;
+
+  beforeAll(async () => {
+    kit = await startTestApp({ env: { DB_STATEMENT_TIMEOUT_MS: '1000', TOKEN_CACHE_TTL_MS: '0' } });
+  });
+
+  afterAll(() => kit.close());
+
+  it('answers a new token within the limit while the token table is locked', async () => {
+    if (kit.dataSource.options.type !== 'mysql') return;
+    const token = await kit.token();
+    const locker = await createConnection({ uri: kit.config.database.url });
+    try {
+      await locker.query('LOCK TABLES api_tokens WRITE');
+      const started = Date.now();
+      // Without a limit the look-up waits for the lock (a year by default): supertest gives up first.
+      const replies = await Promise.all(
+        [1, 2, 3, 4].map(() =>
+          kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).timeout(5000),
+        ),
+      );
+      expect(replies.map((reply) => reply.status)).toEqual([503, 503, 503, 503]);
+      expect(replies[0].headers['retry-after']).toMatch(/^\d+$/);
+      // One look-up for the four, not one after another: each a limit of 1 s.
+      expect(Date.now() - started).toBeLessThan(1900);
+    } finally {
+      await locker.query('UNLOCK TABLES');
+      await locker.end();
+    }
+    await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
+  }, 60_000);
 });
