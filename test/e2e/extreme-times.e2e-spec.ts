@@ -66,11 +66,26 @@ describe('times before 1970 and at the end of 9999', () => {
     ['created_from=1969-12-31T23:59:59.600Z&created_to=1980-01-01T00:00:00Z', 4],
     ['created_from=9999-12-31T23:00:00.001Z', 1],
     ['success=false&created_from=9999-12-31T23:00:00.001Z', 1],
+    // A leap second (RFC 3339) lies after 23:59:59.999 and before the next minute's rows.
+    ['created_to=1969-12-31T23:59:60Z', 4],
+    ['created_to=1970-01-01T00:59:60.999%2B01:00', 4],
+    ['created_from=1969-12-31T23:59:60.5Z&created_to=1970-01-01T00:00:01Z', 4],
   ])('counts %s as the database does', async (query, rows) => {
     const reply = await ask(`/v1/login_activities?${query}&limit=100`);
     expect(reply.body.data).toHaveLength(rows);
     expect(reply.headers['x-total-count']).toBe(String(rows));
   });
+
+  it.each(['1970-01-01T10:15:60Z', '1969-12-31T23:59:61Z', '1969-12-31T23:59:60'])(
+    'answers created_to=%s, no leap second, 400 naming it',
+    async (value) => {
+      const reply = await kit
+        .as(token)
+        .get(`/v1/login_activities?created_to=${encodeURIComponent(value)}`)
+        .expect(400);
+      expect(reply.body.errors).toEqual([{ parameter: 'created_to', message: expect.any(String) }]);
+    },
+  );
 
   it('walks in time order from a keyset bound through the hour before the epoch to 9999', async () => {
     const path = `/v1/login_activities?sort=created_at&after_id=${ids.late[3]}&limit=2`;

@@ -117,12 +117,18 @@ function parseTimestamp(raw: unknown): unknown {
   // RFC 3339 (OpenAPI's date-time) allows a lower-case `t` and `z`.
   const value = typeof raw === 'string' ? raw.toUpperCase() : raw;
   if (typeof value !== 'string' || !ISO_TIMESTAMP.test(value)) return raw;
-  const date = new Date(value.length === 10 ? `${value}T00:00:00Z` : value);
+  // A leap second (`23:59:60Z`, RFC 3339) lies between the rows of 23:59:59.999 and of the next
+  // minute: it bounds them as that minute's start does, as a finer instant does the next millisecond.
+  const leap = /T\d{2}:\d{2}:60(?:\.\d+)?/.test(value);
+  const read = leap ? value.replace(/:60(?:\.\d+)?/, ':59') : value;
+  const parsed = new Date(read.length === 10 ? `${read}T00:00:00Z` : read);
+  const date = leap ? new Date(parsed.getTime() + 1000) : parsed;
   if (Number.isNaN(date.getTime())) return raw;
+  if (leap && date.getUTCSeconds() + date.getUTCMinutes() + date.getUTCHours() !== 0) return raw;
   // Reject calendar overflow such as 2026-02-31, which Date would silently roll over.
   const [year, month, day] = value.slice(0, 10).split('-').map(Number);
   const offsetMinutes = zoneOffsetMinutes(value);
-  const local = new Date(date.getTime() + offsetMinutes * 60_000);
+  const local = new Date(parsed.getTime() + offsetMinutes * 60_000);
   if (
     local.getUTCFullYear() !== year ||
     local.getUTCMonth() + 1 !== month ||
@@ -131,7 +137,7 @@ function parseTimestamp(raw: unknown): unknown {
     return raw;
   }
   // Rows keep milliseconds: a finer instant bounds them as the next millisecond does (Date cuts it).
-  const finer = /\.\d{3}(\d+)/.exec(value)?.[1];
+  const finer = leap ? undefined : /\.\d{3}(\d+)/.exec(value)?.[1];
   const bound = finer && /[1-9]/.test(finer) ? new Date(date.getTime() + 1) : date;
   const time = bound.getTime();
   return time < EARLIEST_TIMESTAMP || time > LATEST_TIMESTAMP ? new TimestampOutOfRange() : bound;
@@ -147,7 +153,8 @@ function zoneOffsetMinutes(value: string): number {
 const TIMESTAMP_FORMS =
   'An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), ' +
   'or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant ' +
-  'finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.';
+  'finer than that bounds them as the next millisecond does, and a leap second (`23:59:60Z`) as the ' +
+  'next minute does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.';
 
 export function TimestampParam(description?: string): PropertyDecorator {
   return applyDecorators(

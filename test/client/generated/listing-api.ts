@@ -374,13 +374,13 @@ export interface operations {
                 email?: string;
                 /** @description Users whose name or e-mail starts with this text (case-insensitive; `%`, `_` and `!` match themselves). */
                 q?: string;
-                /** @description Created at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+                /** @description Created at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does, and a leap second (`23:59:60Z`) as the next minute does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
                 created_from?: string;
-                /** @description Created before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+                /** @description Created before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does, and a leap second (`23:59:60Z`) as the next minute does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
                 created_to?: string;
-                /** @description Updated at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+                /** @description Updated at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does, and a leap second (`23:59:60Z`) as the next minute does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
                 updated_from?: string;
-                /** @description Updated before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+                /** @description Updated before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does, and a leap second (`23:59:60Z`) as the next minute does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
                 updated_to?: string;
             };
             header?: never;
@@ -468,9 +468,9 @@ export interface operations {
                 session_id?: string;
                 /** @description Only attempts where a one-time password was (`true`) or was not demanded. */
                 otp_required?: boolean;
-                /** @description Attempts at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+                /** @description Attempts at or after this instant (inclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does, and a leap second (`23:59:60Z`) as the next minute does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
                 created_from?: string;
-                /** @description Attempts before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+                /** @description Attempts before this instant (exclusive). An ISO 8601 date-time with a time zone (`2026-11-21T09:30:00Z`, `2026-11-21T10:30:00+01:00`), or a date alone (`2026-11-21`), which means its midnight UTC. Rows keep milliseconds: an instant finer than that bounds them as the next millisecond does, and a leap second (`23:59:60Z`) as the next minute does. From 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
                 created_to?: string;
             };
             header?: never;
