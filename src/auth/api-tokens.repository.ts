@@ -8,7 +8,7 @@ import {
   toInteger,
   toSqlDatetime,
 } from '../database/row-values';
-import { StatementRunners } from '../database/statement-runner';
+import { Statement, StatementRunners } from '../database/statement-runner';
 import { ApiToken } from './api-token.entity';
 
 export interface NewApiToken {
@@ -47,18 +47,22 @@ export class ApiTokensRepository {
    * listing read: a locked token table must not hold requests past it.
    */
   async findByHash(tokenHash: string): Promise<ApiToken | null> {
+    const rows = await this.onPrimary({
+      sql: 'SELECT * FROM api_tokens WHERE token_hash = :tokenHash',
+      params: { tokenHash },
+    });
+    return rows.length === 0 ? null : tokenOf(rows[0]);
+  }
+
+  private async onPrimary(statement: Statement): Promise<Record<string, unknown>[]> {
     if (!this.lookUps) throw new Error('tokens are looked up by the service only');
     const { statements, replicas, limitMs } = this.lookUps;
-    const { value: rows } = await statements.read(
+    const { value } = await statements.read(
       false,
-      (runner, statement) =>
-        statement.run<Record<string, unknown>>(runner, {
-          sql: 'SELECT * FROM api_tokens WHERE token_hash = :tokenHash',
-          params: { tokenHash },
-        }),
+      (runner, statementRunner) => statementRunner.run<Record<string, unknown>>(runner, statement),
       { statementTimeoutMs: limitMs, source: replicas.primary },
     );
-    return rows.length === 0 ? null : tokenOf(rows[0]);
+    return value;
   }
 
   async insert(token: NewApiToken): Promise<ApiToken> {
@@ -94,13 +98,15 @@ export class ApiTokensRepository {
     return (result.affected ?? 0) > 0;
   }
 
-  /** Always on the primary, also when reads go to replicas. */
+  /**
+   * On the primary, under the statement limit as a look-up is: waiting for a lock on the table
+   * (a dump's), it must not keep its pool connection from the requests.
+   */
   async touchLastUsed(id: number, at: Date): Promise<void> {
-    // DataSource.query runs on a 'master' query runner: the primary.
-    await this.dataSource.query('UPDATE api_tokens SET last_used_at = ? WHERE id = ?', [
-      toSqlDatetime(at),
-      id,
-    ]);
+    await this.onPrimary({
+      sql: 'UPDATE api_tokens SET last_used_at = :at WHERE id = :id',
+      params: { at: toSqlDatetime(at), id },
+    });
   }
 }
 

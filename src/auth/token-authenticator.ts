@@ -29,6 +29,7 @@ export class TokenAuthenticator {
   private readonly inFlight = new Map<string, Promise<CachedLookup>>();
   private readonly byRequest = new WeakMap<object, Promise<Principal | null>>();
   private readonly lastUsedWrites = new Map<number, number>();
+  private writingLastUse = false;
   private readonly ttlMs: number;
 
   constructor(
@@ -126,15 +127,22 @@ export class TokenAuthenticator {
     this.lookups.set(tokenHash, lookup);
   }
 
-  /** Records use off the request path, at most once a minute per token and process. */
+  /**
+   * Records use off the request path, at most once a minute per token and process, one write at a
+   * time: writes held up (a lock on the table) take one pool connection, not one per token.
+   */
   private noteUse(tokenId: number, now: number): void {
     const last = this.lastUsedWrites.get(tokenId) ?? 0;
-    if (now - last < LAST_USED_INTERVAL_MS) return;
+    if (this.writingLastUse || now - last < LAST_USED_INTERVAL_MS) return;
     this.lastUsedWrites.set(tokenId, now);
+    this.writingLastUse = true;
     setImmediate(() => {
-      this.tokens.touchLastUsed(tokenId, new Date(now)).catch((error: unknown) => {
-        this.logger.warn(`could not record last_used_at for token ${tokenId}: ${String(error)}`);
-      });
+      this.tokens
+        .touchLastUsed(tokenId, new Date(now))
+        .catch((error: unknown) => {
+          this.logger.warn(`could not record last_used_at for token ${tokenId}: ${String(error)}`);
+        })
+        .finally(() => (this.writingLastUse = false));
     });
   }
 }

@@ -56,18 +56,18 @@ export class SqlDialect {
   }
 
   /**
-   * A SELECT under a time limit, written the way the server understands it: MariaDB
+   * A SELECT (on MariaDB, an UPDATE too) under a time limit, written the way the server understands it: MariaDB
    * `SET STATEMENT max_statement_time=<s> FOR SELECT …`, MySQL the optimizer hint
    * `SELECT /*+ MAX_EXECUTION_TIME(<ms>) *\/ …`. A statement cut off fails with errno 1969 / 3024,
    * which the problem-details filter answers with 503 and Retry-After. SQLite has no such limit
    * (it is in-process and has no server to pin).
    */
   limited(sql: string, timeoutMs: number): string {
-    if (timeoutMs <= 0 || !/^\s*SELECT\s/i.test(sql)) return sql;
+    if (timeoutMs <= 0 || !/^\s*(SELECT|UPDATE)\s/i.test(sql)) return sql;
     if (this.flavor === 'mariadb') {
       return `SET STATEMENT max_statement_time=${timeoutMs / 1000} FOR ${sql}`;
     }
-    if (this.flavor === 'mysql') {
+    if (this.flavor === 'mysql' && /^\s*SELECT\s/i.test(sql)) {
       return sql.replace(/^\s*SELECT\s/i, `SELECT /*+ MAX_EXECUTION_TIME(${timeoutMs}) */ `);
     }
     return sql;

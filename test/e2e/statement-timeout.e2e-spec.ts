@@ -138,4 +138,31 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
     }
     await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
   }, 60_000);
+
+  it('keeps serving while writes of last use wait for a lock on the token table', async () => {
+    if (kit.dataSource.options.type !== 'mysql') return;
+    const app = await startTestApp({
+      database: kit.database,
+      env: { DB_STATEMENT_TIMEOUT_MS: '1000', DB_POOL_SIZE: '2' },
+    });
+    const locker = await createConnection({ uri: kit.config.database.url });
+    try {
+      const tokens = await Promise.all([1, 2, 3, 4].map(() => app.token()));
+      // A dump's lock: tokens are still looked up, but each first use's write of last use waits.
+      await locker.query('LOCK TABLES api_tokens READ');
+      for (const token of tokens) {
+        await app.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
+      }
+      const replies = await Promise.all(
+        [1, 2, 3, 4].map(() =>
+          app.http().get('/v1/users').set('Authorization', `Bearer ${tokens[0]}`).timeout(5000),
+        ),
+      );
+      expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
+    } finally {
+      await locker.query('UNLOCK TABLES');
+      await locker.end();
+      await app.close();
+    }
+  }, 60_000);
 });
