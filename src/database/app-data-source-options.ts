@@ -19,8 +19,9 @@ export const clientBoundFor = (limitMs: number): number =>
  * - A client-side time bound on every query on MySQL (mysql2's per-query `timeout`, through
  *   TypeORM's `enableQueryTimeout`). The server cuts slow statements itself; this catches what it
  *   cannot: a database or network gone silent, where a query (and the request, and the pool
- *   connection it holds) would otherwise wait forever. On expiry mysql2 drops the connection and
- *   the request answers 503. The CLIs (migrations) keep no such bound.
+ *   connection it holds) would otherwise wait forever. mysql2 fails the query but keeps it queued
+ *   on its connection: the StatementRunner's reads bound themselves instead, and drop it. The CLIs
+ *   (migrations) keep no such bound.
  * - TypeORM's own messages through the app's logger, without query parameters.
  * - On MySQL, its pool counted by `pool` (the metrics' gauges).
  */

@@ -127,8 +127,8 @@ export class StatementRunners {
         source.dataSource,
       );
       if (!snapshot) return { value: await work(runner, statements), completeAsOf };
-      await statements.beginSnapshot(runner);
       try {
+        await statements.beginSnapshot(runner);
         const value = await work(runner, statements);
         await statements.commit(runner);
         return { value, completeAsOf };
@@ -190,12 +190,15 @@ export class StatementRunner {
     // Waiting for a free connection can take a while under load: the client may be gone by then.
     const connection = (await runner.connect()) as MysqlConnection;
     stopIfAbandoned(signal);
-    // TypeORM's `runner.query` bounds a text statement by the data source's bound; anything else
-    // (a prepared statement, or a limit longer than the requests') is bounded in `send`.
-    const execution =
-      !this.prepared && this.clientBoundMs === this.dataSourceBoundMs
-        ? (runner.query(sql, parameters) as Promise<T[]>)
-        : this.send<T>(runner, connection, this.prepared ? 'execute' : 'query', sql, parameters);
+    // Bounded in `send`, which drops the connection at its bound: mysql2's own timeout (TypeORM's
+    // `runner.query`) leaves the statement queued on it, ahead of the next request's.
+    const execution = this.send<T>(
+      runner,
+      connection,
+      this.prepared ? 'execute' : 'query',
+      sql,
+      parameters,
+    );
     return this.stoppedWithRequest(runner, connection, execution, signal);
   }
 
@@ -294,6 +297,7 @@ export class StatementRunner {
       if (bound > 0) {
         timer = setTimeout(() => {
           settled = true;
+          this.abandoned.add(runner);
           connection.destroy();
           this.dataSource.logger.logQuerySlow(bound, sql, undefined, runner);
           reject(Object.assign(new Error('Query inactivity timeout'), QUERY_TIMEOUT));
@@ -341,18 +345,37 @@ export class StatementRunner {
     const signal = currentRequestSignal();
     for (const sql of this.dialect.snapshotStatements()) {
       stopIfAbandoned(signal);
-      await runner.query(sql);
+      await this.control(runner, sql);
     }
   }
 
   async commit(runner: QueryRunner): Promise<void> {
     const sql = this.dialect.commitStatement();
-    if (sql && !this.abandoned.has(runner)) await runner.query(sql);
+    if (sql && !this.abandoned.has(runner)) await this.control(runner, sql);
   }
 
-  /** Ends the transaction; on a connection dropped after a KILL there is none left to end. */
+  /** Ends the transaction; on a connection dropped (a KILL, a bound) there is none left to end. */
   async rollback(runner: QueryRunner): Promise<void> {
     const sql = this.dialect.rollbackStatement();
-    if (sql && !this.abandoned.has(runner)) await runner.query(sql);
+    if (sql && !this.abandoned.has(runner)) await this.control(runner, sql);
+  }
+
+  /**
+   * A statement of the transaction, bounded as `run`'s. The connection it fails on is dropped: its
+   * transaction's state is unknown (a START that arrives late opens one on an idle connection).
+   */
+  private async control(runner: QueryRunner, sql: string): Promise<void> {
+    if (!this.dialect.isServer) {
+      await runner.query(sql);
+      return;
+    }
+    const connection = (await runner.connect()) as MysqlConnection;
+    try {
+      await this.send(runner, connection, 'query', sql, []);
+    } catch (error) {
+      this.abandoned.add(runner);
+      connection.destroy();
+      throw error;
+    }
   }
 }

@@ -124,5 +124,33 @@ describe('database outage', () => {
       await proxy!.start();
       await listUsers().expect(200);
     });
+
+    it('leaves no connection in a transaction when its START arrives after the request gave up', async () => {
+      // Tokens cached: each request's first statements are its snapshot's. One connection: the
+      // next request takes the one the first gave up on, or a new one.
+      const app = await startTestApp({
+        database,
+        env: {
+          DATABASE_URL: kit.config.database.url!,
+          DB_STATEMENT_TIMEOUT_MS: '1000',
+          DB_POOL_SIZE: '1',
+          COUNT_CACHE_TTL_MS: '0',
+        },
+      });
+      try {
+        const cached = await app.token({ scopes: ['users:read'] });
+        const list = () => app.http().get('/v1/users').set('Authorization', `Bearer ${cached}`);
+        await list().expect(200);
+        // Held past the client's bound (the limit plus 2 s), then delivered.
+        proxy!.delayNext('START TRANSACTION', 4000);
+        await list().expect(503);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const after: number[] = [];
+        for (let i = 0; i < 10; i++) after.push((await list()).status);
+        expect(after).toEqual(after.map(() => 200));
+      } finally {
+        await app.close();
+      }
+    }, 60_000);
   }
 });

@@ -8,6 +8,10 @@ import { createConnection, createServer, Server, Socket } from 'node:net';
 export class TcpProxy {
   private server?: Server;
   private frozen = false;
+  private stalled = false;
+  private delay?: { text: string; ms: number };
+  /** Per client connection, what it sent while a delayed packet of it was held. */
+  private readonly held = new Map<Socket, Buffer[]>();
   private readonly sockets = new Set<Socket>();
   port = 0;
 
@@ -34,7 +38,10 @@ export class TcpProxy {
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      client.on('data', (chunk: Buffer) => this.forward(client, upstream, chunk));
+      client.on('end', () => upstream.end());
+      upstream.pipe(client);
+      if (this.stalled) for (const socket of [client, upstream]) socket.pause();
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -57,6 +64,44 @@ export class TcpProxy {
       socket.removeAllListeners('data');
       socket.pause();
     }
+  }
+
+  /**
+   * The link stalls: bytes in either direction are held, not dropped, until `resume()` delivers
+   * them, as after a network partition that heals.
+   */
+  stall(): void {
+    this.stalled = true;
+    for (const socket of this.sockets) socket.pause();
+  }
+
+  resume(): void {
+    this.stalled = false;
+    for (const socket of this.sockets) socket.resume();
+  }
+
+  /** Holds the next packet sent to the server that contains `text` (an SQL statement) for `ms`. */
+  delayNext(text: string, ms: number): void {
+    this.delay = { text, ms };
+  }
+
+  private forward(client: Socket, upstream: Socket, chunk: Buffer): void {
+    const held = this.held.get(client);
+    if (held) {
+      held.push(chunk);
+      return;
+    }
+    if (this.delay && chunk.includes(this.delay.text)) {
+      const queue = [chunk];
+      this.held.set(client, queue);
+      setTimeout(() => {
+        this.held.delete(client);
+        for (const part of queue) if (!upstream.destroyed) upstream.write(part);
+      }, this.delay.ms);
+      this.delay = undefined;
+      return;
+    }
+    upstream.write(chunk);
   }
 
   async stop(): Promise<void> {
