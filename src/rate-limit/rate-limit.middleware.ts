@@ -74,6 +74,18 @@ export function rateLimitMiddleware(
     return wait;
   };
 
+  // Per budget key, the 304s given back in its current window (`endsAt`).
+  const givenBack = new Map<string, { endsAt: number; count: number }>();
+  const freeNotModified = (key: string, endsAt: number): boolean => {
+    if (givenBack.size > MAX_TRACKED_KEYS) givenBack.clear();
+    const window = givenBack.get(key);
+    // One window's decisions tell its end to the millisecond or so; the next ends a window later.
+    const count = window && Math.abs(window.endsAt - endsAt) < 1000 ? window.count : 0;
+    if (count >= limits.perMinute) return false;
+    givenBack.set(key, { endsAt: count ? window!.endsAt : endsAt, count: count + 1 });
+    return true;
+  };
+
   // The token's budget, and the one a client blocked for rejected tokens has spent.
   const quotas = { default: limits.perMinute, 'auth-failures': limits.authFailuresPerMinute };
   type Budget = keyof typeof quotas;
@@ -126,9 +138,11 @@ export function rateLimitMiddleware(
         const announce = (remaining: number) =>
           response.setHeader('RateLimit', `"default";r=${remaining};t=${decision.resetSeconds}`);
         announce(decision.remaining);
-        // A 304 spends no budget (CONTRACT §3): its request is given back as its reply is sent.
+        // A 304 spends no budget (CONTRACT §3): its request is given back as its reply is sent,
+        // up to a budget's worth a window per token and instance (a 304 reads its page too).
         onHeaders(response, () => {
           if (response.statusCode !== HttpStatus.NOT_MODIFIED) return;
+          if (!freeNotModified(budgetKey(token, ip), decision.endsAt)) return;
           announce(Math.min(limits.perMinute, decision.remaining + 1));
           limits.giveBack(budgetKey(token, ip), decision).catch((error: unknown) => {
             logger.warn(`could not give back a 304's request: ${String(error)}`);
@@ -142,6 +156,9 @@ export function rateLimitMiddleware(
     next();
   };
 }
+
+/** Keys whose 304s given back are tracked at once: past it, the count starts again (a bound). */
+const MAX_TRACKED_KEYS = 10_000;
 
 /** Whose budget a request spends: its well-formed token's (by SHA-256), else its client's. */
 export const budgetKeyOf = (request: Request): string =>

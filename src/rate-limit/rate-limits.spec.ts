@@ -27,3 +27,21 @@ describe('RateLimits.spendWaiting', () => {
     expect(after).toMatchObject({ allowed: true, remaining: 4 });
   });
 });
+
+describe('RateLimits.consume and giveBack', () => {
+  it('counts no refused request: a request given back goes to the next one', async () => {
+    const config = {
+      rateLimit: { perMinute: 3, authFailuresPerMinute: 5 },
+      redisKeyPrefix: 'spec:',
+    } as unknown as AppConfig;
+    const limits = new RateLimits(config, { client: () => undefined } as unknown as SharedRedis);
+    const decisions = [];
+    for (let i = 0; i < 5; i++) decisions.push(await limits.consume('token:b'));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    await limits.giveBack('token:b', decisions[0]);
+    expect(await limits.consume('token:b')).toMatchObject({ allowed: true, remaining: 0 });
+    // Nothing is given back to a budget that counted nothing (a store that was away).
+    await limits.giveBack('token:c', decisions[0]);
+    expect(await limits.consume('token:c')).toMatchObject({ allowed: true, remaining: 2 });
+  });
+});

@@ -64,14 +64,16 @@ export class RateLimits {
     return this.requests !== undefined;
   }
 
-  /** Spends one request of `key`'s budget. */
+  /** Spends one request of `key`'s budget; a refused one spends nothing. */
   async consume(key: string): Promise<RateLimitDecision> {
     if (!this.requests) throw new Error('rate limiting is off');
     try {
       return this.decision(await this.requests.consume(key), true);
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return this.decision(rejection, false);
-      throw rejection;
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      // The store counted it: a 304's request given back later must not go to a refused one.
+      await this.requests.reward(key, 1);
+      return this.decision(rejection, false);
     }
   }
 
@@ -98,9 +100,10 @@ export class RateLimits {
    * has ended: given back to the next one, it would start that window above its budget.
    */
   async giveBack(key: string, decision: RateLimitDecision): Promise<void> {
-    if (this.requests && Date.now() < decision.endsAt - WINDOW_END_MARGIN_MS) {
-      await this.requests.reward(key, 1);
-    }
+    if (!this.requests || Date.now() >= decision.endsAt - WINDOW_END_MARGIN_MS) return;
+    // Only to the store that counted it (Redis, or the fallback while Redis is away).
+    const counted = await this.requests.get(key);
+    if (counted && counted.consumedPoints > 0) await this.requests.reward(key, 1);
   }
 
   /** Seconds a client IP must wait because it sent too many rejected tokens; 0 when it may go on. */
