@@ -94,7 +94,8 @@ Every query runs under a time limit; a database that is down or too slow answers
 ## Caching
 List replies carry a weak \`ETag\` and \`Cache-Control: private, no-cache\`; send the ETag back in
 \`If-None-Match\` to get 304 Not Modified when nothing changed, whatever \`Cache-Control\` the request
-carries. A 304 spends no rate-limit budget: its request is given back.
+carries. A 304 spends no rate-limit budget: its request is given back, for as many 304s a minute
+as the budget holds (each reads its page); past them, a 304 spends a request.
 
 Every reply carries \`X-Request-Id\` (yours when you send a sane one, else a new UUID); quote it
 when reporting a problem.`;

@@ -79,7 +79,7 @@ export function ApiListing(
     ApiResponse({
       status: 304,
       description:
-        'Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget (the request is given back; `RateLimit` says so).',
+        'Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget (the request is given back, up to as many 304s a minute as the budget holds; `RateLimit` says so).',
       headers: {
         ETag: { required: true, schema: { type: 'string' }, description: 'The current ETag.' },
       },

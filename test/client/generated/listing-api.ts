@@ -410,7 +410,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["UserView"];
                 };
             };
-            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget (the request is given back; `RateLimit` says so). */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget (the request is given back, up to as many 304s a minute as the budget holds; `RateLimit` says so). */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -500,7 +500,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["LoginActivityView"];
                 };
             };
-            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget (the request is given back; `RateLimit` says so). */
+            /** @description Not modified: `If-None-Match` holds the current ETag (also in a list, or `*`), whatever Cache-Control the request carries. No body; spends no rate-limit budget (the request is given back, up to as many 304s a minute as the budget holds; `RateLimit` says so). */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
