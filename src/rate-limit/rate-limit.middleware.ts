@@ -30,15 +30,27 @@ export function rateLimitMiddleware(
   // Unknown tokens being checked, per client and token: concurrent requests share one check, and
   // the look-up of the request that started it (a failed one is not made again, past the limit).
   const checks = new Map<string, { wait: Promise<number>; request: Request }>();
-  // Per client, the end of its queue of look-ups of unknown tokens.
-  const queues = new Map<string, Promise<unknown>>();
+  // Per client, the end of its queue of look-ups of unknown tokens, and what lets every look-up
+  // waiting in it go at once: a failed one (the database is down).
+  const queues = new Map<string, { tail: Promise<unknown>; failed: Promise<void>; fail(): void }>();
+  // Per client whose last look-up failed, until when its look-ups skip the queue: each would wait
+  // for the limit, one after another, and none can accept a guess.
+  const failing = new Map<string, number>();
 
   /** Runs `task` after every earlier one of `ip`: one look-up of an unknown token at a time. */
   const inTurn = <T>(ip: string, task: () => Promise<T>): Promise<T> => {
-    const run = (queues.get(ip) ?? Promise.resolve()).then(task);
+    if ((failing.get(ip) ?? 0) > Date.now()) return task();
+    let queue = queues.get(ip);
+    if (!queue) {
+      let fail = () => {};
+      const failed = new Promise<void>((resolve) => (fail = resolve));
+      queue = { tail: Promise.resolve(), failed, fail };
+      queues.set(ip, queue);
+    }
+    const run = Promise.race([queue.tail, queue.failed]).then(task);
     const settled = run.catch(() => undefined);
-    queues.set(ip, settled);
-    void settled.then(() => queues.get(ip) === settled && queues.delete(ip));
+    queue.tail = settled;
+    void settled.then(() => queues.get(ip)?.tail === settled && queues.delete(ip));
     return run;
   };
 
@@ -53,7 +65,18 @@ export function rateLimitMiddleware(
     inTurn(ip, async () => {
       const wait = await limits.authFailureBlockSeconds(ip);
       if (wait > 0 || tokens.acceptsAtOnce(token)) return wait;
-      const principal = await tokens.authenticateFor(request, token).catch(() => undefined);
+      const principal = await tokens.authenticateFor(request, token).then(
+        (found) => {
+          failing.delete(ip);
+          return found;
+        },
+        () => {
+          if (failing.size >= MAX_TRACKED_KEYS) failing.clear();
+          failing.set(ip, Date.now() + RATE_LIMIT_WINDOW_SECONDS * 1000);
+          queues.get(ip)?.fail();
+          return undefined;
+        },
+      );
       if (principal === null) {
         await limits.recordAuthFailure(ip).catch((error: unknown) => {
           logger.warn(`could not count a rejected token: ${String(error)}`);
