@@ -4,6 +4,8 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 /** How long boot waits for Redis before serving without it meanwhile. */
 const CONNECT_WAIT_MS = 2_000;
+/** How often a connected Redis is asked whether it still answers. */
+const WATCH_MS = 1_000;
 
 /**
  * The one Redis connection that request traffic shares (rate-limit counters, listing totals),
@@ -17,6 +19,8 @@ export class SharedRedis implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(SharedRedis.name);
   private connection?: Redis;
   private errorLoggedAt = 0;
+  private watch?: NodeJS.Timeout;
+  private pinging = false;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -33,8 +37,28 @@ export class SharedRedis implements OnModuleInit, OnModuleDestroy {
         disconnectTimeout: 200,
       });
       this.connection.on('error', (error: Error) => this.noteError(error));
+      this.watch = setInterval(() => this.checkAnswers(), WATCH_MS).unref();
     }
     return this.connection;
+  }
+
+  /**
+   * A Redis that hangs (a stalled link) still looks connected, so every command would wait for its
+   * timeout. One that does not answer a PING in time is reconnected: until it is ready again,
+   * commands fail at once and their users take their fallback.
+   */
+  private checkAnswers(): void {
+    const redis = this.connection;
+    if (!redis || redis.status !== 'ready' || this.pinging) return;
+    this.pinging = true;
+    redis
+      .ping()
+      .catch((error: Error) => {
+        if (redis.status !== 'ready') return;
+        this.noteError(error);
+        redis.disconnect(true);
+      })
+      .finally(() => (this.pinging = false));
   }
 
   /** Gives Redis a moment to connect at boot; without it the service starts and works locally. */
@@ -53,6 +77,7 @@ export class SharedRedis implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    clearInterval(this.watch);
     const redis = this.connection;
     if (!redis) return;
     if (redis.status !== 'ready') {

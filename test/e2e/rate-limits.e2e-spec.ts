@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
 import { generateToken } from '../../src/auth/token-format';
-import { startTestApp, TestApp } from '../kit';
+import { startTestApp, TcpProxy, TestApp } from '../kit';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -389,4 +389,36 @@ describe('rate limits per token (CONTRACT §6)', () => {
     }
     await call().expect(429);
   });
+
+  it('stops waiting for a Redis that hangs, within about a second', async () => {
+    const redis = new URL(REDIS_URL);
+    const proxy = new TcpProxy(redis.hostname, Number(redis.port || 6379));
+    const app = await startTestApp({
+      database: kit.database,
+      env: {
+        RATE_LIMIT_PER_MINUTE: '20',
+        REDIS_URL: `redis://127.0.0.1:${await proxy.start()}`,
+        REDIS_KEY_PREFIX: `listing-test-${process.pid}-${randomBytes(4).toString('hex')}:`,
+      },
+    });
+    try {
+      const token = await app.token();
+      const call = () => app.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+      await call().expect(200);
+      proxy.stall();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const took: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = Date.now();
+        await call().expect(200);
+        took.push(Date.now() - started);
+      }
+      // Waiting for each command's timeout (0.5 s), a request took 1 s or more.
+      expect(took.filter((ms) => ms >= 500)).toEqual([]);
+    } finally {
+      proxy.resume();
+      await app.close();
+      await proxy.stop();
+    }
+  }, 60_000);
 });
