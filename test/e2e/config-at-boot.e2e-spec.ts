@@ -65,6 +65,21 @@ describe('configuration at boot', () => {
     expect(existsSync(join(PROJECT_ROOT, ':memory:'))).toBe(false);
   });
 
+  it('names the migrations a fresh file has not run with DB_MIGRATIONS_RUN=false, without a stack', async () => {
+    const result = await runTs('src/main.ts', [], {
+      DATABASE_URL: '',
+      SQLITE_PATH: join(mkdtempSync(join(tmpdir(), 'unmigrated-')), 'listing.sqlite'),
+      DB_MIGRATIONS_RUN: 'false',
+      PORT: '0',
+    });
+    expect(result.code).toBe(1);
+    const fatal = jsonLines(result.stdout).find((line) => line.level === 60);
+    expect(fatal?.msg).toMatch(
+      /^boot failed: \d+ migration\(s\) not applied .*npm run migration:run/,
+    );
+    expect(fatal?.err).toBeUndefined();
+  });
+
   it.each([
     ['a folder', () => tmpdir(), 'cannot use it as the database (unable to open database file)'],
     ['a file that is not a database', () => textFile(), 'file is not a database'],
