@@ -19,7 +19,13 @@ export interface Condition {
    * `sql` as alternatives, one per column of a `prefix`, or of a `walkBound`: each read through its
    * own index (for a bound, `index`; none: the page's).
    */
-  anyOf?: { column: string; sql: string; index?: string }[];
+  anyOf?: {
+    column: string;
+    sql: string;
+    index?: string;
+    /** Its matches that share less of the prefix with the other column, and their index. */
+    unshared?: { sql: string; index: string };
+  }[];
   /** `after_id` (ids above `bound`) or `before_id`: a keyset walk's total is counted per bucket. */
   keyset?: { bound: number; upwards: boolean };
 }
@@ -124,7 +130,20 @@ export function buildCriteria(
       }
       case 'prefix': {
         const like = (c: string) => `${columnSql(c)} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
-        const anyOf = (columns ?? [column]).map((c) => ({ column: c, sql: like(c) }));
+        const { shared } = filter;
+        // The counts below the value's length, in characters as the database counts them: a list,
+        // so that each is a range of the index with the column's prefix after it.
+        const fewer = [...String(value)].slice(0, shared ? shared.most + 1 : 0).map((_, i) => i);
+        const anyOf = (columns ?? [column]).map((c) => ({
+          column: c,
+          sql: like(c),
+          ...(shared && {
+            unshared: {
+              sql: `${columnSql(shared.column)} IN (${fewer.join(', ')}) AND ${like(c)}`,
+              index: shared.indexes[c],
+            },
+          }),
+        }));
         conditions.push({
           sql: `(${anyOf.map(({ sql }) => sql).join(' OR ')})`,
           anyOf,

@@ -19,6 +19,13 @@ export interface FilterDeclaration {
    * MySQL/MariaDB ignores case and trailing spaces (SQLite's default compares bytes already).
    */
   exact?: boolean;
+  /**
+   * `prefix` on two columns: a generated column holding how many leading characters they share
+   * (as `LIKE` compares them, `most` at most), and per column an index led by it and that column. A row sharing
+   * the value's length matches by one column exactly when it does by the other, so a union reads
+   * of the other column's matches only the rows that share less (`unshared`).
+   */
+  shared?: { column: string; most: number; indexes: Record<string, string> };
   /** Every value the parameter accepts, when they are few (an enumeration, a boolean). */
   values?: readonly unknown[];
 }

@@ -7,18 +7,18 @@ const FILTERS = Symbol('listing:filters');
 /**
  * Declares a query DTO property as a filter of its listing: how it filters (`operator`) and which
  * column(s) (`column`, by default the parameter's own name; for `prefix`, a list); `exact`: an
- * `equals` compared byte for byte, not in the column's collation. The listing's
+ * `equals` compared byte for byte, not in the column's collation; `shared`: see its declaration. The listing's
  * definition reads these back (`defineListing`), so a filter is declared once, where it is validated.
  */
 export function Filter(
   operator: FilterOperator,
   column?: string | string[],
-  { exact }: Pick<FilterDeclaration, 'exact'> = {},
+  { exact, shared }: Pick<FilterDeclaration, 'exact' | 'shared'> = {},
 ): PropertyDecorator {
   return (target, property) => {
     const parameter = String(property);
     const declaration: FilterDeclaration = Array.isArray(column)
-      ? { operator, column: column[0], columns: column }
+      ? { operator, column: column[0], columns: column, ...(shared && { shared }) }
       : { operator, column: column ?? parameter, ...(exact && { exact }) };
     const inherited = (Reflect.getMetadata(FILTERS, target) ?? {}) as Record<
       string,

@@ -712,12 +712,21 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       .filter((condition) => condition !== split)
       .map((condition) => ` AND (${condition.sql})`)
       .join('');
-    const branches = names.map(
-      (name, i) =>
+    // Of a prefix on two columns, one reads only its rows the other's does not hold (`shared`):
+    // the one not sorted by, whose matches would be read whole and sorted.
+    const alternatives = split.anyOf!;
+    const narrowed = bound
+      ? -1
+      : alternatives.findIndex((a) => a.unshared && a.column !== criteria.sortColumn);
+    const branches = alternatives.map((alternative, i) => {
+      const { sql, index: name } =
+        i === narrowed ? alternative.unshared! : { sql: alternative.sql, index: names[i] };
+      return (
         `SELECT ${selected} FROM \`${this.definition.table}\` t FORCE INDEX (\`${name}\`)` +
-        ` WHERE (${split.anyOf![i].sql})${others}` +
-        (top ? ` ORDER BY ${orderBy('t', criteria, top.direction)} LIMIT ${top.rows}` : ''),
-    );
+        ` WHERE (${sql})${others}` +
+        (top ? ` ORDER BY ${orderBy('t', criteria, top.direction)} LIMIT ${top.rows}` : '')
+      );
+    });
     return top ? `(${branches.join(') UNION (')})` : branches.join(' UNION ');
   }
 

@@ -4,6 +4,7 @@ import { LoginActivitiesIdIndex1763942400000 } from './1763942400000-login-activ
 import { LoginActivitiesOutcomeTimeIndex1763942460000 } from './1763942460000-login-activities-outcome-time-index';
 import { IndexPerFilterAndSort1764028800000 } from './1764028800000-index-per-filter-and-sort';
 import { UsersCoveringIndexes1764201600000 } from './1764201600000-users-covering-indexes';
+import { UsersNameEmailShared1764374400000 } from './1764374400000-users-name-email-shared';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   LoginActivitiesOutcomeTimeIndex1763942460000,
   IndexPerFilterAndSort1764028800000,
   UsersCoveringIndexes1764201600000,
+  UsersNameEmailShared1764374400000,
 ];
