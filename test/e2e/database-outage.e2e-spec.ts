@@ -125,6 +125,47 @@ describe('database outage', () => {
       await listUsers().expect(200);
     });
 
+    it('bounds the look-up of the narrow id index as any statement of the read', async () => {
+      const app = await startTestApp({
+        database,
+        env: {
+          DATABASE_URL: kit.config.database.url!,
+          DB_STATEMENT_TIMEOUT_MS: '1000',
+          DB_POOL_SIZE: '1',
+          RATE_LIMIT_PER_MINUTE: '0',
+        },
+      });
+      try {
+        await app.data.rows('login_activities', 400, (i) => ({
+          user_email: `narrow${i}@example.com`,
+          authentication_method: 'password',
+          ip_address: '192.0.2.1',
+          otp_required: false,
+          success: true,
+          created_at: new Date(Date.UTC(2026, 5, 1, 0, 0, 0, i)),
+        }));
+        const cached = await app.token({ scopes: ['login_activities:read'] });
+        const list = (page: number) =>
+          app
+            .http()
+            .get(`/v1/login_activities?limit=10&page=${page}`)
+            .set('Authorization', `Bearer ${cached}`);
+        await list(1).expect(200);
+        // Asked once per listing, by the first page walked along the ids past the start: held
+        // past the client's bound (the limit plus 2 s), then delivered.
+        proxy!.delayNext('information_schema.STATISTICS', 10_000);
+        const started = Date.now();
+        await list(25).timeout(15_000).expect(503);
+        expect(Date.now() - started).toBeLessThan(4500);
+        // The connection it held was dropped, not handed to the next request behind it.
+        const next = Date.now();
+        await list(2).timeout(15_000).expect(200);
+        expect(Date.now() - next).toBeLessThan(4500);
+      } finally {
+        await app.close();
+      }
+    }, 60_000);
+
     it('leaves no connection in a transaction when its START arrives after the request gave up', async () => {
       // Tokens cached: each request's first statements are its snapshot's. One connection: the
       // next request takes the one the first gave up on, or a new one.

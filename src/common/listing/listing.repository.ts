@@ -467,7 +467,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       // the primary key, which holds whole rows.
       const idIndex =
         criteria.conditions.length === 0 && criteria.sortColumn === 'id'
-          ? await this.narrowIdIndex(runner)
+          ? await this.narrowIdIndex(runner, statements)
           : undefined;
       const ids = this.walkStatement(
         criteria,
@@ -545,20 +545,24 @@ export abstract class ListingRepository<TItem extends { id: number }> {
 
   /**
    * An index on the table whose only column is `id` (MySQL/MariaDB), looked up once on the
-   * request's own connection: asking the pool for another would wait forever with DB_POOL_SIZE=1.
+   * request's own connection (asking the pool for another would wait forever with
+   * DB_POOL_SIZE=1), bounded as its other statements are.
    */
-  private narrowIdIndex(runner: QueryRunner): Promise<string | undefined> {
+  private narrowIdIndex(
+    runner: QueryRunner,
+    statements: StatementRunner,
+  ): Promise<string | undefined> {
     if (!this.isMysql()) return Promise.resolve(undefined);
     if (!this.narrowIdIndexOnce) {
-      const found = runner
-        .query(
-          `SELECT INDEX_NAME AS name FROM information_schema.STATISTICS
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'
+      const found = statements
+        .run<{ name: string }>(runner, {
+          sql: `SELECT INDEX_NAME AS name FROM information_schema.STATISTICS
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = :table AND INDEX_NAME <> 'PRIMARY'
              GROUP BY INDEX_NAME
             HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = 'id'`,
-          [this.definition.table],
-        )
-        .then((rows: { name: string }[]) => rows[0]?.name);
+          params: { table: this.definition.table },
+        })
+        .then((rows) => rows[0]?.name);
       found.catch(() => (this.narrowIdIndexOnce = undefined));
       this.narrowIdIndexOnce = found;
     }
