@@ -30,26 +30,47 @@ export function rateLimitMiddleware(
   // Unknown tokens being checked, per client and token: concurrent requests share one check, and
   // the look-up of the request that started it (a failed one is not made again, past the limit).
   const checks = new Map<string, { wait: Promise<number>; request: Request }>();
-  // Per client, the end of its queue of look-ups of unknown tokens, and what lets every look-up
-  // waiting in it go at once: a failed one (the database is down).
-  const queues = new Map<string, { tail: Promise<unknown>; failed: Promise<void>; fail(): void }>();
-  // Per client whose last look-up failed, until when its look-ups skip the queue: each would wait
-  // for the limit, one after another, and none can accept a guess.
-  const failing = new Map<string, number>();
+  // Per client, its queue of look-ups of unknown tokens: the end of it, and the request whose
+  // look-up failed (the database is down), which those waiting in it then share without one.
+  interface Queue {
+    tail: Promise<unknown>;
+    failed: Promise<void>;
+    failedBy?: Request;
+    fail(request: Request): void;
+  }
+  const queues = new Map<string, Queue>();
 
-  /** Runs `task` after every earlier one of `ip`: one look-up of an unknown token at a time. */
-  const inTurn = <T>(ip: string, task: () => Promise<T>): Promise<T> => {
-    if ((failing.get(ip) ?? 0) > Date.now()) return task();
+  /**
+   * Runs `task` after every earlier one of `ip`'s: one look-up of an unknown token at a time. Once
+   * one fails, the others waiting go at once with it (`failedBy`): each would wait for the limit in
+   * turn. Those arriving later queue afresh: the database may be back, and guesses must not pass.
+   */
+  const inTurn = <T>(
+    ip: string,
+    task: (failedBy: Request | undefined, fail: (request: Request) => void) => Promise<T>,
+  ): Promise<T> => {
     let queue = queues.get(ip);
     if (!queue) {
-      let fail = () => {};
-      const failed = new Promise<void>((resolve) => (fail = resolve));
-      queue = { tail: Promise.resolve(), failed, fail };
+      let release = () => {};
+      const failed = new Promise<void>((resolve) => (release = resolve));
+      const created: Queue = {
+        tail: Promise.resolve(),
+        failed,
+        fail(request) {
+          created.failedBy ??= request;
+          release();
+          if (queues.get(ip) === created) queues.delete(ip);
+        },
+      };
+      queue = created;
       queues.set(ip, queue);
     }
-    const run = Promise.race([queue.tail, queue.failed]).then(task);
+    const current = queue;
+    const run = Promise.race([current.tail, current.failed]).then(() =>
+      task(current.failedBy, (request) => current.fail(request)),
+    );
     const settled = run.catch(() => undefined);
-    queue.tail = settled;
+    current.tail = settled;
     void settled.then(() => queues.get(ip)?.tail === settled && queues.delete(ip));
     return run;
   };
@@ -59,24 +80,20 @@ export function rateLimitMiddleware(
    * up (the guard takes the same look-up) and counted if rejected, one of `ip`'s unknown tokens at
    * a time in this instance: guesses sent at once cannot all pass a check made before any failed,
    * and a burst of valid new tokens is looked up in turn, never refused. A look-up that fails (the
-   * database is down) rejects no token: the guard answers for it.
+   * database is down) rejects no token: the guard answers for it, and for those waiting behind it.
    */
   const checkUnknown = (request: Request, token: string, ip: string): Promise<number> =>
-    inTurn(ip, async () => {
+    inTurn(ip, async (failedBy, fail) => {
+      if (failedBy) {
+        tokens.shareLookUp(request, failedBy);
+        return 0;
+      }
       const wait = await limits.authFailureBlockSeconds(ip);
       if (wait > 0 || tokens.acceptsAtOnce(token)) return wait;
-      const principal = await tokens.authenticateFor(request, token).then(
-        (found) => {
-          failing.delete(ip);
-          return found;
-        },
-        () => {
-          if (failing.size >= MAX_TRACKED_KEYS) failing.clear();
-          failing.set(ip, Date.now() + RATE_LIMIT_WINDOW_SECONDS * 1000);
-          queues.get(ip)?.fail();
-          return undefined;
-        },
-      );
+      const principal = await tokens.authenticateFor(request, token).catch(() => {
+        fail(request);
+        return undefined;
+      });
       if (principal === null) {
         await limits.recordAuthFailure(ip).catch((error: unknown) => {
           logger.warn(`could not count a rejected token: ${String(error)}`);

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { createConnection } from 'mysql2/promise';
 import { Controller, Get, Injectable, Module, Query } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
@@ -9,6 +10,7 @@ import { ListingPager } from '../../src/common/listing/listing-pager';
 import { ListingQueryDto } from '../../src/common/listing/listing-query.dto';
 import { ListingRepository } from '../../src/common/listing/listing.repository';
 import type { Page } from '../../src/common/listing/page';
+import { generateToken } from '../../src/auth/token-format';
 import { startTestApp, TestApp } from '../kit';
 
 /**
@@ -134,6 +136,33 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
     } finally {
       await locker.query('UNLOCK TABLES');
       await locker.end();
+    }
+  }, 60_000);
+
+  it('limits guesses sent at once right after the token table could not be read', async () => {
+    if (kit.dataSource.options.type !== 'mysql') return;
+    const app = await startTestApp({
+      database: kit.database,
+      env: { DB_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5' },
+    });
+    const locker = await createConnection({ uri: kit.config.database.url });
+    await app.app.listen(0, '127.0.0.1');
+    const { port } = app.app.getHttpServer().address() as AddressInfo;
+    const guess = () =>
+      fetch(`http://127.0.0.1:${port}/v1/users`, {
+        headers: { Authorization: `Bearer ${generateToken()}` },
+      }).then((reply) => reply.status);
+    try {
+      await locker.query('LOCK TABLES api_tokens WRITE');
+      expect(await guess()).toBe(503);
+      await locker.query('UNLOCK TABLES');
+      // Sent at once: none is checked before those ahead of it were counted.
+      const statuses = await Promise.all(Array.from({ length: 100 }, guess));
+      expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+      expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
+    } finally {
+      await locker.end();
+      await app.close();
     }
   }, 60_000);
 
