@@ -114,6 +114,8 @@ export function rateLimitMiddleware(
     return wait;
   };
 
+  // Per budget key, the give-back of a 304's request under way.
+  const givingBack = new Map<string, Promise<void>>();
   // Per budget key, the 304s given back in its current window (`endsAt`).
   const givenBack = new Map<string, { endsAt: number; count: number }>();
   const freeNotModified = (key: string, endsAt: number): boolean => {
@@ -151,8 +153,11 @@ export function rateLimitMiddleware(
     const token = presentedToken(request.headers.authorization);
     const ip = clientAddress(request);
     try {
-      // The budget first: a token that spent it is refused before any look-up of it.
-      const decision = limits.enabled ? await limits.consume(budgetKey(token, ip)) : undefined;
+      // The budget first: a token that spent it is refused before any look-up of it, once a 304's
+      // request this instance is giving back to it has been (the 304 was sent before).
+      const key = budgetKey(token, ip);
+      await givingBack.get(key);
+      const decision = limits.enabled ? await limits.consume(key) : undefined;
       if (decision) response.setHeader('RateLimit-Policy', policy);
       if (decision && !decision.allowed) {
         refuse(
@@ -182,11 +187,15 @@ export function rateLimitMiddleware(
         // up to a budget's worth a window per token and instance (a 304 reads its page too).
         onHeaders(response, () => {
           if (response.statusCode !== HttpStatus.NOT_MODIFIED) return;
-          if (!freeNotModified(budgetKey(token, ip), decision.endsAt)) return;
+          if (!freeNotModified(key, decision.endsAt)) return;
           announce(Math.min(limits.perMinute, decision.remaining + 1));
-          limits.giveBack(budgetKey(token, ip), decision).catch((error: unknown) => {
-            logger.warn(`could not give back a 304's request: ${String(error)}`);
-          });
+          const given: Promise<void> = limits
+            .giveBack(key, decision)
+            .catch((error: unknown) => {
+              logger.warn(`could not give back a 304's request: ${String(error)}`);
+            })
+            .finally(() => givingBack.get(key) === given && givingBack.delete(key));
+          givingBack.set(key, given);
         });
       }
     } catch (error) {
