@@ -2,16 +2,19 @@ import type { AppConfig } from '../config/app-config';
 import type { SharedRedis } from '../redis/shared-redis';
 import { RateLimits } from './rate-limits';
 
+/** Counters in memory, `perMinute` requests a minute. */
+const limitsOf = (perMinute: number) =>
+  new RateLimits(
+    { rateLimit: { perMinute, authFailuresPerMinute: 5 }, redisKeyPrefix: 'spec:' } as AppConfig,
+    { client: () => undefined } as unknown as SharedRedis,
+  );
+
 describe('RateLimits.spendWaiting', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
   it('spends past a window by waiting for the next ones, never running past the budget', async () => {
-    const config = {
-      rateLimit: { perMinute: 10, authFailuresPerMinute: 5 },
-      redisKeyPrefix: 'spec:',
-    } as unknown as AppConfig;
-    const limits = new RateLimits(config, { client: () => undefined } as unknown as SharedRedis);
+    const limits = limitsOf(10);
     let done = false;
     // 25 points at 10 a minute: this window's 10, the next one's 10, then 5 as the third begins.
     const spending = limits.spendWaiting('token:a', 25).then(() => (done = true));
@@ -30,11 +33,7 @@ describe('RateLimits.spendWaiting', () => {
 
 describe('RateLimits.consume and giveBack', () => {
   it('counts no refused request: a request given back goes to the next one', async () => {
-    const config = {
-      rateLimit: { perMinute: 3, authFailuresPerMinute: 5 },
-      redisKeyPrefix: 'spec:',
-    } as unknown as AppConfig;
-    const limits = new RateLimits(config, { client: () => undefined } as unknown as SharedRedis);
+    const limits = limitsOf(3);
     const decisions = [];
     for (let i = 0; i < 5; i++) decisions.push(await limits.consume('token:b'));
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);

@@ -125,16 +125,23 @@ describe('database outage', () => {
       await listUsers().expect(200);
     });
 
-    it('bounds the look-up of the narrow id index as any statement of the read', async () => {
-      const app = await startTestApp({
+    /**
+     * An app through the proxy with one connection, a 1 s limit (a 3 s client-side bound), and
+     * `env`: a request takes the connection the previous one gave up on, or a new one.
+     */
+    const appOnOneConnection = (env: Record<string, string>) =>
+      startTestApp({
         database,
         env: {
           DATABASE_URL: kit.config.database.url!,
           DB_STATEMENT_TIMEOUT_MS: '1000',
           DB_POOL_SIZE: '1',
-          RATE_LIMIT_PER_MINUTE: '0',
+          ...env,
         },
       });
+
+    it('bounds the look-up of the narrow id index as any statement of the read', async () => {
+      const app = await appOnOneConnection({ RATE_LIMIT_PER_MINUTE: '0' });
       try {
         await app.data.rows('login_activities', 400, (i) => ({
           user_email: `narrow${i}@example.com`,
@@ -167,17 +174,8 @@ describe('database outage', () => {
     }, 60_000);
 
     it('leaves no connection in a transaction when its START arrives after the request gave up', async () => {
-      // Tokens cached: each request's first statements are its snapshot's. One connection: the
-      // next request takes the one the first gave up on, or a new one.
-      const app = await startTestApp({
-        database,
-        env: {
-          DATABASE_URL: kit.config.database.url!,
-          DB_STATEMENT_TIMEOUT_MS: '1000',
-          DB_POOL_SIZE: '1',
-          COUNT_CACHE_TTL_MS: '0',
-        },
-      });
+      // Tokens cached: each request's first statements are its snapshot's.
+      const app = await appOnOneConnection({ COUNT_CACHE_TTL_MS: '0' });
       try {
         const cached = await app.token({ scopes: ['users:read'] });
         const list = () => app.http().get('/v1/users').set('Authorization', `Bearer ${cached}`);
