@@ -130,7 +130,10 @@ export function buildCriteria(
       }
       case 'prefix': {
         const like = (c: string) => `${columnSql(c)} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
-        const { shared } = filter;
+        // Printable ASCII only: the columns may differ in collation (users: name general_ci,
+        // e-mail unicode_ci), which fold other characters differently (K, the Kelvin sign, is k
+        // in one only).
+        const shared = /^[\x20-\x7e]+$/.test(String(value)) ? filter.shared : undefined;
         // The counts below the value's length, in characters as the database counts them: a list,
         // so that each is a range of the index with the column's prefix after it.
         const fewer = [...String(value)].slice(0, shared ? shared.most + 1 : 0).map((_, i) => i);
