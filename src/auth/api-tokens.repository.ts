@@ -1,7 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { ReadReplicas } from '../database/read-replicas';
 import {
   toIsoTimestamp,
   toNullableInteger,
@@ -24,20 +23,15 @@ export interface NewApiToken {
 @Injectable()
 export class ApiTokensRepository {
   /** The service's look-ups; absent in the CLI, which looks no token up. */
-  private readonly lookUps?: {
-    statements: StatementRunners;
-    replicas: ReadReplicas;
-    limitMs: number;
-  };
+  private readonly lookUps?: { statements: StatementRunners; limitMs: number };
 
   constructor(
     private readonly dataSource: DataSource,
     @Optional() statements?: StatementRunners,
-    @Optional() replicas?: ReadReplicas,
     @Optional() @Inject(APP_CONFIG) config?: AppConfig,
   ) {
-    if (statements && replicas && config) {
-      this.lookUps = { statements, replicas, limitMs: config.database.statementTimeoutMs };
+    if (statements && config) {
+      this.lookUps = { statements, limitMs: config.database.statementTimeoutMs };
     }
   }
 
@@ -56,13 +50,11 @@ export class ApiTokensRepository {
 
   private async onPrimary(statement: Statement): Promise<Record<string, unknown>[]> {
     if (!this.lookUps) throw new Error('tokens are looked up by the service only');
-    const { statements, replicas, limitMs } = this.lookUps;
-    const { value } = await statements.read(
-      false,
+    const { statements, limitMs } = this.lookUps;
+    return statements.onPrimary(
       (runner, statementRunner) => statementRunner.run<Record<string, unknown>>(runner, statement),
-      { statementTimeoutMs: limitMs, source: replicas.primary },
+      limitMs,
     );
-    return value;
   }
 
   async insert(token: NewApiToken): Promise<ApiToken> {

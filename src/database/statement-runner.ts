@@ -110,6 +110,12 @@ export class StatementRunners {
     }
   }
 
+  /** `work`, not in a snapshot, on the primary whatever the rotation (what must not lag: tokens). */
+  async onPrimary<T>(work: ReadWork<T>, statementTimeoutMs: number): Promise<T> {
+    const options = { statementTimeoutMs, source: this.readReplicas.primary };
+    return (await this.read(false, work, options)).value;
+  }
+
   private async readOn<T>(
     source: ReadSource,
     snapshot: boolean,
@@ -232,8 +238,7 @@ export class StatementRunner {
     }
     if (stopping) {
       await stopping;
-      this.abandoned.add(runner);
-      connection.destroy();
+      this.drop(runner, connection);
     }
     stopIfAbandoned(signal);
     if ('error' in result) throw result.error;
@@ -297,8 +302,7 @@ export class StatementRunner {
       if (bound > 0) {
         timer = setTimeout(() => {
           settled = true;
-          this.abandoned.add(runner);
-          connection.destroy();
+          this.drop(runner, connection);
           this.dataSource.logger.logQuerySlow(bound, sql, undefined, runner);
           reject(Object.assign(new Error('Query inactivity timeout'), QUERY_TIMEOUT));
         }, bound);
@@ -373,9 +377,14 @@ export class StatementRunner {
     try {
       await this.send(runner, connection, 'query', sql, []);
     } catch (error) {
-      this.abandoned.add(runner);
-      connection.destroy();
+      this.drop(runner, connection);
       throw error;
     }
+  }
+
+  /** Drops `runner`'s connection rather than giving it back: nothing more is sent on it. */
+  private drop(runner: QueryRunner, connection: MysqlConnection): void {
+    this.abandoned.add(runner);
+    connection.destroy();
   }
 }

@@ -117,12 +117,22 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
 
   afterAll(() => kit.close());
 
+  /** `run` while another session locks the token table: READ as a dump does, WRITE as a migration. */
+  const whileTokensLocked = async <T>(mode: 'READ' | 'WRITE', run: () => Promise<T>) => {
+    const locker = await createConnection({ uri: kit.config.database.url });
+    try {
+      await locker.query(`LOCK TABLES api_tokens ${mode}`);
+      return await run();
+    } finally {
+      await locker.query('UNLOCK TABLES');
+      await locker.end();
+    }
+  };
+
   it("answers a client's new tokens within two limits while the token table is locked", async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
     const tokens = await Promise.all([1, 2, 3, 4, 5].map(() => kit.token()));
-    const locker = await createConnection({ uri: kit.config.database.url });
-    try {
-      await locker.query('LOCK TABLES api_tokens WRITE');
+    await whileTokensLocked('WRITE', async () => {
       const started = Date.now();
       const replies = await Promise.all(
         tokens.map((token) =>
@@ -133,10 +143,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
       // The first look-up in the client's queue fails at the limit (1 s); the others then go at
       // once, not one after another (5 s).
       expect(Date.now() - started).toBeLessThan(2900);
-    } finally {
-      await locker.query('UNLOCK TABLES');
-      await locker.end();
-    }
+    });
   }, 60_000);
 
   it('limits guesses sent at once right after the token table could not be read', async () => {
@@ -145,7 +152,6 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
       database: kit.database,
       env: { DB_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5' },
     });
-    const locker = await createConnection({ uri: kit.config.database.url });
     await app.app.listen(0, '127.0.0.1');
     const { port } = app.app.getHttpServer().address() as AddressInfo;
     const guess = () =>
@@ -153,15 +159,12 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
         headers: { Authorization: `Bearer ${generateToken()}` },
       }).then((reply) => reply.status);
     try {
-      await locker.query('LOCK TABLES api_tokens WRITE');
-      expect(await guess()).toBe(503);
-      await locker.query('UNLOCK TABLES');
+      expect(await whileTokensLocked('WRITE', guess)).toBe(503);
       // Sent at once: none is checked before those ahead of it were counted.
       const statuses = await Promise.all(Array.from({ length: 100 }, guess));
       expect(statuses.filter((status) => status === 401)).toHaveLength(5);
       expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
     } finally {
-      await locker.end();
       await app.close();
     }
   }, 60_000);
@@ -169,9 +172,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
   it('answers a new token within the limit while the token table is locked', async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
     const token = await kit.token();
-    const locker = await createConnection({ uri: kit.config.database.url });
-    try {
-      await locker.query('LOCK TABLES api_tokens WRITE');
+    await whileTokensLocked('WRITE', async () => {
       const started = Date.now();
       // Without a limit the look-up waits for the lock (a year by default): supertest gives up first.
       const replies = await Promise.all(
@@ -183,10 +184,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
       expect(replies[0].headers['retry-after']).toMatch(/^\d+$/);
       // One look-up for the four, not one after another: each a limit of 1 s.
       expect(Date.now() - started).toBeLessThan(1900);
-    } finally {
-      await locker.query('UNLOCK TABLES');
-      await locker.end();
-    }
+    });
     await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
   }, 60_000);
 
@@ -196,23 +194,21 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
       database: kit.database,
       env: { DB_STATEMENT_TIMEOUT_MS: '1000', DB_POOL_SIZE: '2' },
     });
-    const locker = await createConnection({ uri: kit.config.database.url });
     try {
       const tokens = await Promise.all([1, 2, 3, 4].map(() => app.token()));
       // A dump's lock: tokens are still looked up, but each first use's write of last use waits.
-      await locker.query('LOCK TABLES api_tokens READ');
-      for (const token of tokens) {
-        await app.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
-      }
-      const replies = await Promise.all(
-        [1, 2, 3, 4].map(() =>
-          app.http().get('/v1/users').set('Authorization', `Bearer ${tokens[0]}`).timeout(5000),
-        ),
-      );
-      expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
+      await whileTokensLocked('READ', async () => {
+        for (const token of tokens) {
+          await app.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
+        }
+        const replies = await Promise.all(
+          [1, 2, 3, 4].map(() =>
+            app.http().get('/v1/users').set('Authorization', `Bearer ${tokens[0]}`).timeout(5000),
+          ),
+        );
+        expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
+      });
     } finally {
-      await locker.query('UNLOCK TABLES');
-      await locker.end();
       await app.close();
     }
   }, 60_000);

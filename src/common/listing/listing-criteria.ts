@@ -136,7 +136,7 @@ export function buildCriteria(
         const shared = /^[\x20-\x7e]+$/.test(String(value)) ? filter.shared : undefined;
         // The counts below the value's length, in characters as the database counts them: a list,
         // so that each is a range of the index with the column's prefix after it.
-        const fewer = [...String(value)].slice(0, shared ? shared.most + 1 : 0).map((_, i) => i);
+        const fewer = shared ? [...String(value)].slice(0, shared.most + 1).map((_, i) => i) : [];
         const anyOf = (columns ?? [column]).map((c) => ({
           column: c,
           sql: like(c),

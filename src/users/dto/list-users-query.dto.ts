@@ -26,6 +26,7 @@ export class ListUsersQueryDto extends ListingQueryDto({
   @Filter('prefix', ['name', 'email'], {
     shared: {
       column: 'name_email_shared',
+      // As migration 1764374400000 counts them.
       most: 8,
       indexes: { name: 'ix_users_name_unshared', email: 'ix_users_email_unshared' },
     },
