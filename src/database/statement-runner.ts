@@ -24,6 +24,8 @@ interface MysqlConnection extends ServerConnection {
   execute(sql: string, values: unknown[], callback: StatementCallback): unknown;
   /** A statement sent as text. */
   query(sql: string, values: unknown[], callback: StatementCallback): unknown;
+  /** Gives the connection back to its pool. */
+  release(): void;
 }
 
 /** How the runner runs statements on MySQL/MariaDB. */
@@ -194,7 +196,7 @@ export class StatementRunner {
     const sql = this.dialect.limited(expanded, this.timeoutMs);
     if (!this.dialect.isServer) return runner.query(sql, parameters) as Promise<T[]>;
     // Waiting for a free connection can take a while under load: the client may be gone by then.
-    const connection = (await runner.connect()) as MysqlConnection;
+    const connection = await this.connection(runner);
     stopIfAbandoned(signal);
     // Bounded in `send`, which drops the connection at its bound: mysql2's own timeout (TypeORM's
     // `runner.query`) leaves the statement queued on it, ahead of the next request's.
@@ -373,12 +375,38 @@ export class StatementRunner {
       await runner.query(sql);
       return;
     }
-    const connection = (await runner.connect()) as MysqlConnection;
+    const connection = await this.connection(runner);
     try {
       await this.send(runner, connection, 'query', sql, []);
     } catch (error) {
       this.drop(runner, connection);
       throw error;
+    }
+  }
+
+  /**
+   * The runner's connection, waited for no longer than a statement may run: behind statements
+   * that stall, a request answers 503 at its limit rather than after theirs. A connection that
+   * comes after that goes back to the pool.
+   */
+  private async connection(runner: QueryRunner): Promise<MysqlConnection> {
+    const pending = runner.connect() as Promise<MysqlConnection>;
+    const bound = this.timeoutMs > 0 ? this.timeoutMs : this.clientBoundMs;
+    if (bound <= 0) return pending;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        pending.then(
+          (late) => late.release(),
+          () => undefined,
+        );
+        reject(Object.assign(new Error('No database connection came free in time'), QUERY_TIMEOUT));
+      }, bound);
+    });
+    try {
+      return await Promise.race([pending, timedOut]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -117,11 +117,11 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
 
   afterAll(() => kit.close());
 
-  /** `run` while another session locks the token table: READ as a dump does, WRITE as a migration. */
-  const whileTokensLocked = async <T>(mode: 'READ' | 'WRITE', run: () => Promise<T>) => {
+  /** `run` while another session locks a table: READ as a dump does, WRITE as a migration. */
+  const whileLocked = async <T>(table: string, mode: 'READ' | 'WRITE', run: () => Promise<T>) => {
     const locker = await createConnection({ uri: kit.config.database.url });
     try {
-      await locker.query(`LOCK TABLES api_tokens ${mode}`);
+      await locker.query(`LOCK TABLES ${table} ${mode}`);
       return await run();
     } finally {
       await locker.query('UNLOCK TABLES');
@@ -132,7 +132,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
   it("answers a client's new tokens within two limits while the token table is locked", async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
     const tokens = await Promise.all([1, 2, 3, 4, 5].map(() => kit.token()));
-    await whileTokensLocked('WRITE', async () => {
+    await whileLocked('api_tokens', 'WRITE', async () => {
       const started = Date.now();
       const replies = await Promise.all(
         tokens.map((token) =>
@@ -159,7 +159,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
         headers: { Authorization: `Bearer ${generateToken()}` },
       }).then((reply) => reply.status);
     try {
-      expect(await whileTokensLocked('WRITE', guess)).toBe(503);
+      expect(await whileLocked('api_tokens', 'WRITE', guess)).toBe(503);
       // Sent at once: none is checked before those ahead of it were counted.
       const statuses = await Promise.all(Array.from({ length: 100 }, guess));
       expect(statuses.filter((status) => status === 401)).toHaveLength(5);
@@ -172,7 +172,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
   it('answers a new token within the limit while the token table is locked', async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
     const token = await kit.token();
-    await whileTokensLocked('WRITE', async () => {
+    await whileLocked('api_tokens', 'WRITE', async () => {
       const started = Date.now();
       // Without a limit the look-up waits for the lock (a year by default): supertest gives up first.
       const replies = await Promise.all(
@@ -188,6 +188,37 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
     await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
   }, 60_000);
 
+  it('answers within the limit while requests wait for a connection behind locked ones', async () => {
+    if (kit.dataSource.options.type !== 'mysql') return;
+    const app = await startTestApp({
+      database: kit.database,
+      env: { DB_STATEMENT_TIMEOUT_MS: '1000', DB_POOL_SIZE: '1', RATE_LIMIT_PER_MINUTE: '0' },
+    });
+    try {
+      const token = await app.token();
+      const list = () =>
+        app.http().get('/v1/users').set('Authorization', `Bearer ${token}`).timeout(10_000);
+      // The token and the total are cached: each request's one statement is its page's.
+      await list().expect(200);
+      await whileLocked('users', 'WRITE', async () => {
+        const replies = await Promise.all(
+          [1, 2, 3, 4, 5].map(async () => {
+            const started = Date.now();
+            const { status } = await list();
+            return { status, ms: Date.now() - started };
+          }),
+        );
+        expect(replies.map(({ status }) => status)).toEqual([503, 503, 503, 503, 503]);
+        // Each waits a limit (1 s) at most for the one connection, then one for its statement:
+        // not a limit for each request ahead of it (5 s for the last).
+        expect(Math.max(...replies.map(({ ms }) => ms))).toBeLessThan(2800);
+      });
+      await list().expect(200);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+
   it('keeps serving while writes of last use wait for a lock on the token table', async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
     const app = await startTestApp({
@@ -197,7 +228,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
     try {
       const tokens = await Promise.all([1, 2, 3, 4].map(() => app.token()));
       // A dump's lock: tokens are still looked up, but each first use's write of last use waits.
-      await whileTokensLocked('READ', async () => {
+      await whileLocked('api_tokens', 'READ', async () => {
         for (const token of tokens) {
           await app.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
         }
