@@ -4,7 +4,14 @@ import { IndexPerFilterAndSort1764028800000 } from '../../src/database/migration
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
 import { UsersRepository } from '../../src/users/users.repository';
-import { listingPlans, servedListings, startTestApp, TestApp } from '../kit';
+import {
+  createTestDatabase,
+  listingPlans,
+  servedListings,
+  startTestApp,
+  TestApp,
+  testTarget,
+} from '../kit';
 
 /**
  * Every documented filter × sort, alone and in pairs, runs the plan the planner chose
@@ -353,4 +360,33 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
       if (mariadb) await kit.dataSource.query(`SET GLOBAL userstat = ${Number(userstat)}`);
     }
   });
+});
+
+describe('users.name in a database created with another default collation', () => {
+  it("reads names in e-mail's collation, as in a database created in it", async () => {
+    if (testTarget !== 'mysql') return;
+    // MariaDB's own default: it reads `ß` as `s`, where e-mail's collation reads it as `ss`.
+    const database = await createTestDatabase('mysql', { collation: 'utf8mb4_general_ci' });
+    const kit = await startTestApp({ database });
+    try {
+      const [column] = await kit.dataSource.query(
+        "SELECT COLLATION_NAME AS collation FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'users' AND COLUMN_NAME = 'name'",
+      );
+      expect(column.collation).toBe('utf8mb4_unicode_ci');
+      await kit.data.user({ name: 'Samuel Beck', email: 'beck@example.test' });
+      const namesFor = async (q: string) => {
+        const reply = await kit
+          .as(await kit.token())
+          .get(`/v1/users?${new URLSearchParams({ q, sort: 'name' })}`)
+          .expect(200);
+        return reply.body.data.map((user: { name: string }) => user.name);
+      };
+      expect(await namesFor('Samu')).toEqual(['Samuel Beck']);
+      // In general_ci `ß` matches `S`; in e-mail's collation, as on the database's other columns, not.
+      expect(await namesFor('ßamu')).toEqual([]);
+    } finally {
+      await kit.close();
+      await database.drop();
+    }
+  }, 60_000);
 });

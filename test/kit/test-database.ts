@@ -18,8 +18,14 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A throw-away database of its own: a temp SQLite file, or a fresh MySQL schema. */
-export async function createTestDatabase(target: TestTarget = testTarget): Promise<TestDatabase> {
+/**
+ * A throw-away database of its own: a temp SQLite file, or a fresh MySQL schema whose default
+ * collation is `collation` (the one the service's text columns are in, unless set).
+ */
+export async function createTestDatabase(
+  target: TestTarget = testTarget,
+  { collation = 'utf8mb4_unicode_ci' }: { collation?: string } = {},
+): Promise<TestDatabase> {
   if (target === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), `listing-test-${process.pid}-`));
     return {
@@ -32,9 +38,7 @@ export async function createTestDatabase(target: TestTarget = testTarget): Promi
   const server = new URL(MYSQL_SERVER_URL);
   const admin = await createConnection({ uri: withDatabase(server, '').toString() });
   try {
-    await admin.query(
-      `CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-    );
+    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE ${collation}`);
   } finally {
     await admin.end();
   }

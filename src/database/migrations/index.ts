@@ -5,6 +5,7 @@ import { LoginActivitiesOutcomeTimeIndex1763942460000 } from './1763942460000-lo
 import { IndexPerFilterAndSort1764028800000 } from './1764028800000-index-per-filter-and-sort';
 import { UsersCoveringIndexes1764201600000 } from './1764201600000-users-covering-indexes';
 import { UsersNameEmailShared1764374400000 } from './1764374400000-users-name-email-shared';
+import { UsersNameCollation1764547200000 } from './1764547200000-users-name-collation';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   IndexPerFilterAndSort1764028800000,
   UsersCoveringIndexes1764201600000,
   UsersNameEmailShared1764374400000,
+  UsersNameCollation1764547200000,
 ];

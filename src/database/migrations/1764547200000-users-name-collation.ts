@@ -1,0 +1,28 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+const COLLATION = 'utf8mb4_unicode_ci';
+
+/**
+ * `users.name` in the collation `email` has. It took the database's default, so `q` and
+ * `sort=name` read names otherwise from one database to the next (MariaDB's default general_ci
+ * reads `ß` as `s`, MySQL 8's 0900_ai_ci sorts otherwise) and otherwise than e-mails.
+ */
+export class UsersNameCollation1764547200000 implements MigrationInterface {
+  name = 'UsersNameCollation1764547200000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    if (queryRunner.connection.options.type !== 'mysql') return;
+    const [column]: { collation: string }[] = await queryRunner.query(
+      'SELECT COLLATION_NAME AS collation FROM information_schema.COLUMNS ' +
+        "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'users' AND COLUMN_NAME = 'name'",
+    );
+    // Already so in a database created in it: nothing to rebuild.
+    if (column?.collation === COLLATION) return;
+    await queryRunner.query(
+      `ALTER TABLE users MODIFY name VARCHAR(255) NOT NULL COLLATE ${COLLATION}`,
+    );
+  }
+
+  /** The collation it had is not known: the column stays in e-mail's. */
+  async down(): Promise<void> {}
+}
