@@ -20,11 +20,16 @@ async function main(): Promise<void> {
         activities: { type: 'string' },
         organizations: { type: 'string' },
         seed: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }));
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return;
   }
   const users = count(values.users, 'users', 1000);
   const activities = count(values.activities, 'activities', 10_000);

@@ -82,5 +82,18 @@ describe('demo data', () => {
     const bad = await runTs('src/cli/seed.cli.ts', ['--users', 'many'], database.env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--users must be a whole number');
+
+    const help = await runTs('src/cli/seed.cli.ts', ['--help'], database.env);
+    expect([help.code, help.stderr]).toEqual([0, '']);
+    expect(help.stdout).toMatch(/^usage: npm run seed/);
+
+    const [before] = await source.query('SELECT COUNT(*) AS n FROM organizations');
+    const none = await runTs('src/cli/seed.cli.ts', ['--users', '0', '--activities', '0'], {
+      DATABASE_URL: '',
+      ...database.env,
+    });
+    expect(none.code).toBe(0);
+    const [after] = await source.query('SELECT COUNT(*) AS n FROM organizations');
+    expect(Number(after.n)).toBe(Number(before.n));
   });
 });

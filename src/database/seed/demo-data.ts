@@ -188,8 +188,10 @@ export async function seedDemoData(
   const batchSize = options.batchSize ?? 1000;
   const now = options.now ?? new Date();
   const progress = options.onProgress ?? (() => undefined);
+  // No users, no organizations for them: unknown users' activities name none.
   const organizationCount =
-    options.organizations ?? Math.max(3, Math.min(2000, Math.ceil(options.users / 250)));
+    options.organizations ??
+    (options.users === 0 ? 0 : Math.max(3, Math.min(2000, Math.ceil(options.users / 250))));
 
   return dataSource.transaction(async (manager) => {
     const roleIds = await ensureRoles(manager);
