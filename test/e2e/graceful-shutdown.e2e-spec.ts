@@ -1,6 +1,6 @@
 import { connect, Socket } from 'node:net';
 import { createTestDatabase, TestDatabase } from '../kit';
-import { runTs, startServerProcess, stopServerProcess } from '../kit/processes';
+import { jsonLines, runTs, startServerProcess, stopServerProcess } from '../kit/processes';
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;
 
@@ -100,5 +100,12 @@ describe('graceful shutdown', () => {
     expect(code).toBe(1);
     expect(server.output()).toContain('requests still running after 300 ms');
     await slow.reply; // the server dropped the connection
+    // The cut request still has its access-log line.
+    expect(jsonLines(server.output())).toContainEqual(
+      expect.objectContaining({
+        msg: expect.stringMatching(/^GET /),
+        req: expect.objectContaining({ path: '/v1/users' }),
+      }),
+    );
   });
 });
