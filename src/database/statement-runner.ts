@@ -396,8 +396,11 @@ export class StatementRunner {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        // Nothing more is sent on the runner (a snapshot's ROLLBACK would wait again). The late
+        // connection goes back to the pool here, unless the runner, not yet released, will.
+        this.abandoned.add(runner);
         pending.then(
-          (late) => late.release(),
+          (late) => runner.isReleased && late.release(),
           () => undefined,
         );
         reject(Object.assign(new Error('No database connection came free in time'), QUERY_TIMEOUT));

@@ -173,6 +173,34 @@ describe('database outage', () => {
       }
     }, 60_000);
 
+    it('answers a request waiting for a connection at the limit, its snapshot not rolled back later', async () => {
+      // Every request counts its total with its page, in a snapshot.
+      const app = await appOnOneConnection({ COUNT_CACHE_TTL_MS: '0' });
+      try {
+        const cached = await app.token({ scopes: ['users:read'] });
+        const list = (query = '') =>
+          app
+            .http()
+            .get(`/v1/users${query}`)
+            .set('Authorization', `Bearer ${cached}`)
+            .timeout(15_000);
+        await list().expect(200);
+        // The first holds the one connection up to the client's bound (the limit plus 2 s).
+        proxy!.delayNext('START TRANSACTION', 10_000);
+        const holding = list().then((reply) => reply.status);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const started = Date.now();
+        // Other criteria: a count of its own, not the first one's shared.
+        await list('?q=Still').expect(503);
+        // Once the limit (1 s) for the connection, not again for a ROLLBACK on it.
+        expect(Date.now() - started).toBeLessThan(1700);
+        expect(await holding).toBe(503);
+        await list().expect(200);
+      } finally {
+        await app.close();
+      }
+    }, 60_000);
+
     it('leaves no connection in a transaction when its START arrives after the request gave up', async () => {
       // Tokens cached: each request's first statements are its snapshot's.
       const app = await appOnOneConnection({ COUNT_CACHE_TTL_MS: '0' });
