@@ -19,9 +19,16 @@ export class UsersNameCollation1764547200000 implements MigrationInterface {
     );
     // Already so in a database created in it: nothing to rebuild.
     if (column?.collation === COLLATION) return;
-    await queryRunner.query(
-      `ALTER TABLE users MODIFY name VARCHAR(255) NOT NULL COLLATE ${COLLATION}`,
-    );
+    const alter = `ALTER TABLE users MODIFY name VARCHAR(255) NOT NULL COLLATE ${COLLATION}`;
+    try {
+      await queryRunner.query(`${alter}, ALGORITHM=INPLACE, LOCK=NONE`);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('ER_ALTER_OPERATION_NOT_SUPPORTED')) {
+        throw error;
+      }
+      await queryRunner.query(alter);
+    }
   }
 
   /** The collation it had is not known: the column stays in e-mail's. */
