@@ -43,11 +43,10 @@ export function expandStatement(dataSource: DataSource, statement: Statement): [
 export class SqlDialect {
   private constructor(readonly flavor: Flavor) {}
 
-  /** The dialect of `dataSource` (MariaDB and MySQL told apart by the server's version). */
-  static async detect(dataSource: DataSource): Promise<SqlDialect> {
-    if (dataSource.options.type !== 'mysql') return new SqlDialect('sqlite');
-    const rows: { version: string }[] = await dataSource.query('SELECT VERSION() AS version');
-    return new SqlDialect(/mariadb/i.test(rows[0]?.version ?? '') ? 'mariadb' : 'mysql');
+  /** The dialect of a server that says `version` (MariaDB's names it), or SQLite's without. */
+  static of(version: string | undefined): SqlDialect {
+    if (version === undefined) return new SqlDialect('sqlite');
+    return new SqlDialect(/mariadb/i.test(version) ? 'mariadb' : 'mysql');
   }
 
   /** Whether the database is a server with connections of its own (MySQL or MariaDB). */

@@ -5,6 +5,7 @@ import { currentRequestSignal, stopIfAbandoned } from './abandoned-requests';
 import { isServerGone } from '../common/problem-details/database-errors';
 import { QueryKiller, ServerConnection } from './query-killer';
 import { ReadReplicas, ReadSource } from './read-replicas';
+import { serverVersion } from './server-version';
 import { expandStatement, SqlDialect, Statement } from './sql-dialect';
 
 export { expandStatement, type Statement } from './sql-dialect';
@@ -79,7 +80,7 @@ export class StatementRunners {
     on: DataSource = this.dataSource,
   ): Promise<StatementRunner> {
     if (!this.dialect) {
-      this.dialect = SqlDialect.detect(this.dataSource);
+      this.dialect = serverVersion(this.dataSource).then(SqlDialect.of);
       this.dialect.catch(() => (this.dialect = undefined));
     }
     return new StatementRunner(on, await this.dialect, options, this.killer);

@@ -201,6 +201,30 @@ describe('database outage', () => {
       }
     }, 60_000);
 
+    it('asks the server its version on a connection of its own, never behind a stuck statement', async () => {
+      // Held past the client's bound: asked on the pool, the question stayed queued on the one
+      // connection after it timed out, and the next one waited behind it.
+      proxy!.delayNext('VERSION()', 20_000);
+      const app = await appOnOneConnection({});
+      try {
+        const cached = await app.token({ scopes: ['users:read'] });
+        const replies: { status: number; ms: number }[] = [];
+        for (let i = 0; i < 4; i++) {
+          const started = Date.now();
+          const { status } = await app
+            .http()
+            .get('/v1/users')
+            .set('Authorization', `Bearer ${cached}`)
+            .timeout(30_000);
+          replies.push({ status, ms: Date.now() - started });
+        }
+        expect(Math.max(...replies.map(({ ms }) => ms))).toBeLessThan(3500);
+        expect(replies.at(-1)!.status).toBe(200);
+      } finally {
+        await app.close();
+      }
+    }, 60_000);
+
     it('leaves no connection in a transaction when its START arrives after the request gave up', async () => {
       // Tokens cached: each request's first statements are its snapshot's.
       const app = await appOnOneConnection({ COUNT_CACHE_TTL_MS: '0' });
