@@ -7,6 +7,9 @@ import { QueryKiller } from './query-killer';
 import type { ReadReplicas } from './read-replicas';
 import { StatementRunners } from './statement-runner';
 
+// The server says it is MariaDB without a connection of its own.
+jest.mock('./server-version', () => ({ serverVersion: async () => '10.11.19-MariaDB' }));
+
 /** The runners' statements alone are under test here, not where reads go. */
 const NO_REPLICAS = {} as ReadReplicas;
 
@@ -26,7 +29,6 @@ describe('StatementRunner, client-side bound', () => {
         enableQueryTimeout: true,
         maxQueryExecutionTime: DATA_SOURCE_BOUND_MS,
       },
-      query: async () => [{ version: '10.11.19-MariaDB' }],
       driver: {
         escapeQueryWithParameters: (sql: string, params: Record<string, unknown>) => [
           sql,
@@ -121,7 +123,6 @@ describe('StatementRunner, abandoned requests', () => {
   const mariadb = () =>
     ({
       options: { type: 'mysql' },
-      query: async () => [{ version: '10.11.19-MariaDB' }],
       driver: {
         escapeQueryWithParameters: (sql: string) => [sql, []],
       },
