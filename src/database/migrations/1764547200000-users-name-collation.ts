@@ -6,8 +6,8 @@ const COLLATION = 'utf8mb4_unicode_ci';
  * `users.name` in the collation `email` has. It took the database's default, so `q` and
  * `sort=name` read names otherwise from one database to the next (MariaDB's default general_ci
  * reads `ß` as `s`, MySQL 8's 0900_ai_ci sorts otherwise) and otherwise than e-mails. Where it
- * changes the collation, MariaDB rebuilds the table online; a server that refuses to (MySQL) copies it and
- * writes to `users` wait (README, Migrations).
+ * changes the collation, MariaDB rebuilds the table online; a server that refuses to (MySQL may)
+ * copies it, and writes to `users` wait meanwhile (README, Migrations).
  */
 export class UsersNameCollation1764547200000 implements MigrationInterface {
   name = 'UsersNameCollation1764547200000';
