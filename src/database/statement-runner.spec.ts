@@ -7,8 +7,18 @@ import { QueryKiller } from './query-killer';
 import type { ReadReplicas } from './read-replicas';
 import { StatementRunners } from './statement-runner';
 
-// The server says it is MariaDB without a connection of its own.
-jest.mock('./server-version', () => ({ serverVersion: async () => '10.11.19-MariaDB' }));
+/** A query runner whose connection answers the server's version at once (MariaDB's). */
+const answeringVersion = () => ({
+  connect: async () => ({
+    threadId: 1,
+    query: (_sql: string, _values: unknown[], callback: (error: null, rows: unknown) => void) =>
+      callback(null, [{ version: '10.11.19-MariaDB' }]),
+    release: () => undefined,
+    destroy: () => undefined,
+  }),
+  release: async () => undefined,
+  broadcaster: { broadcast: async () => undefined },
+});
 
 /** The runners' statements alone are under test here, not where reads go. */
 const NO_REPLICAS = {} as ReadReplicas;
@@ -29,6 +39,7 @@ describe('StatementRunner, client-side bound', () => {
         enableQueryTimeout: true,
         maxQueryExecutionTime: DATA_SOURCE_BOUND_MS,
       },
+      createQueryRunner: answeringVersion,
       driver: {
         escapeQueryWithParameters: (sql: string, params: Record<string, unknown>) => [
           sql,
@@ -123,6 +134,7 @@ describe('StatementRunner, abandoned requests', () => {
   const mariadb = () =>
     ({
       options: { type: 'mysql' },
+      createQueryRunner: answeringVersion,
       driver: {
         escapeQueryWithParameters: (sql: string) => [sql, []],
       },

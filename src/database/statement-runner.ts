@@ -5,7 +5,6 @@ import { currentRequestSignal, stopIfAbandoned } from './abandoned-requests';
 import { isServerGone } from '../common/problem-details/database-errors';
 import { QueryKiller, ServerConnection } from './query-killer';
 import { ReadReplicas, ReadSource } from './read-replicas';
-import { serverVersion } from './server-version';
 import { expandStatement, SqlDialect, Statement } from './sql-dialect';
 
 export { expandStatement, type Statement } from './sql-dialect';
@@ -53,6 +52,9 @@ export interface ReadOptions {
 /** The work of one read: statements run by `statements` on one connection (`runner`). */
 export type ReadWork<T> = (runner: QueryRunner, statements: StatementRunner) => Promise<T>;
 
+/** How long the server's version may take to come (a pool connection, then the question). */
+const VERSION_LIMIT_MS = 1000;
+
 /** The least statement limit a read lost with its replica is retried on the primary with. */
 const MIN_RETRY_MS = 300;
 
@@ -80,10 +82,30 @@ export class StatementRunners {
     on: DataSource = this.dataSource,
   ): Promise<StatementRunner> {
     if (!this.dialect) {
-      this.dialect = serverVersion(this.dataSource).then(SqlDialect.of);
+      this.dialect = this.detect();
       this.dialect.catch(() => (this.dialect = undefined));
     }
     return new StatementRunner(on, await this.dialect, options, this.killer);
+  }
+
+  /**
+   * The primary's dialect, from its version, asked as a read's statement is sent: bounded, its
+   * connection dropped at the bound. On TypeORM's path the question could wait, with no bound
+   * running, behind a statement a timed-out query left queued on its pooled connection, and
+   * every request with it. Written as MySQL limits a statement (a comment to MariaDB).
+   */
+  private async detect(): Promise<SqlDialect> {
+    if (this.dataSource.options.type !== 'mysql') return SqlDialect.of(undefined);
+    const options = { timeoutMs: VERSION_LIMIT_MS, prepared: false };
+    const asking = new StatementRunner(this.dataSource, SqlDialect.of('mysql'), options);
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const statement = { sql: 'SELECT VERSION() AS version', params: {} };
+      const [row] = await asking.run<{ version?: unknown }>(runner, statement);
+      return SqlDialect.of(String(row?.version ?? ''));
+    } finally {
+      await runner.release();
+    }
   }
 
   /**

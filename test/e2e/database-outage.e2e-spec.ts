@@ -1,3 +1,4 @@
+import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import {
   createTestDatabase,
@@ -201,10 +202,10 @@ describe('database outage', () => {
       }
     }, 60_000);
 
-    it('asks the server its version on a connection of its own, never behind a stuck statement', async () => {
-      // Held past the client's bound: asked on the pool, the question stayed queued on the one
-      // connection after it timed out, and the next one waited behind it.
-      proxy!.delayNext('VERSION()', 20_000);
+    it('asks the server its version under a bound, never behind a statement left on its connection', async () => {
+      // Held past the client's bound: asked on TypeORM's path, the question stayed queued on the
+      // one connection after it timed out, and the next one waited behind it with no bound running.
+      proxy!.delayNext('VERSION()', 12_000);
       const app = await appOnOneConnection({});
       try {
         const cached = await app.token({ scopes: ['users:read'] });
@@ -218,10 +219,47 @@ describe('database outage', () => {
             .timeout(30_000);
           replies.push({ status, ms: Date.now() - started });
         }
-        expect(Math.max(...replies.map(({ ms }) => ms))).toBeLessThan(3500);
+        // The first gives up at the client's bound (3 s) and drops the connection.
+        expect(Math.max(...replies.map(({ ms }) => ms))).toBeLessThan(5000);
         expect(replies.at(-1)!.status).toBe(200);
       } finally {
         await app.close();
+      }
+    }, 60_000);
+
+    it('answers 503 when the database account may open no more connections, and serves on its one', async () => {
+      const user = `one_conn_${process.pid}`;
+      await kit.dataSource.query(
+        `CREATE USER '${user}'@'127.0.0.1' IDENTIFIED BY 'one-pw' WITH MAX_USER_CONNECTIONS 1`,
+      );
+      const url = new URL(database.env.DATABASE_URL);
+      await kit.dataSource.query(
+        `GRANT ALL ON \`${url.pathname.slice(1)}\`.* TO '${user}'@'127.0.0.1'`,
+      );
+      url.username = user;
+      url.password = 'one-pw';
+      url.hostname = '127.0.0.1';
+      const app = await startTestApp({
+        database,
+        env: { DATABASE_URL: url.toString(), DB_POOL_SIZE: '2', DB_STATEMENT_TIMEOUT_MS: '1000' },
+      });
+      const locker = await createConnection({ uri: database.env.DATABASE_URL });
+      try {
+        const cached = await app.token({ scopes: ['users:read'] });
+        const list = () =>
+          app.http().get('/v1/users').set('Authorization', `Bearer ${cached}`).timeout(15_000);
+        // Its version asked on the pool's one connection, not on one more.
+        await list().expect(200);
+        // The one connection waits on the lock; the next request's second is refused (1203).
+        await locker.query('LOCK TABLES users WRITE');
+        const statuses = (await Promise.all([list(), list()])).map(({ status }) => status);
+        expect(statuses).toEqual([503, 503]);
+        await locker.query('UNLOCK TABLES');
+        await list().expect(200);
+      } finally {
+        await locker.end();
+        await app.close();
+        await kit.dataSource.query(`DROP USER '${user}'@'127.0.0.1'`);
       }
     }, 60_000);
 

@@ -97,7 +97,7 @@ export class TcpProxy {
       setTimeout(() => {
         this.held.delete(client);
         for (const part of queue) if (!upstream.destroyed) upstream.write(part);
-      }, this.delay.ms);
+      }, this.delay.ms).unref(); // a packet held past the test's end keeps no process alive
       this.delay = undefined;
       return;
     }

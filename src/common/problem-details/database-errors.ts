@@ -12,11 +12,14 @@ const GONE_CODES = new Set([
   'EPIPE',
   'PROTOCOL_CONNECTION_LOST',
   'ER_CON_COUNT_ERROR',
+  'ER_TOO_MANY_USER_CONNECTIONS',
+  'ER_USER_LIMIT_REACHED',
   'ER_SERVER_SHUTDOWN',
   'ER_CONNECTION_KILLED',
 ]);
-// 1040 too many connections, 1053 shutting down, 1927 connection killed, 2002-2013 client side.
-const GONE_ERRNOS = new Set([1040, 1053, 1927, 2002, 2003, 2006, 2013]);
+// 1040 too many connections (1203 and 1226 for the account: its own limits), 1053 shutting down,
+// 1927 connection killed, 2002-2013 client side.
+const GONE_ERRNOS = new Set([1040, 1053, 1203, 1226, 1927, 2002, 2003, 2006, 2013]);
 
 /**
  * Driver errors that mean "the database cannot answer right now" (gone, as above, or a statement
