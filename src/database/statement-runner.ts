@@ -37,6 +37,11 @@ export interface StatementOptions {
    * its statement cache) rather than as text. See `DB_PREPARED_STATEMENTS`.
    */
   prepared: boolean;
+  /**
+   * The client-side bound of each statement, in ms, instead of the one derived from the data
+   * source's and `timeoutMs` (a question that must not wait as long as a request's statement).
+   */
+  clientBoundMs?: number;
 }
 
 /** How a read runs: its statements' limit and form, and on which server. */
@@ -96,7 +101,11 @@ export class StatementRunners {
    */
   private async detect(): Promise<SqlDialect> {
     if (this.dataSource.options.type !== 'mysql') return SqlDialect.of(undefined);
-    const options = { timeoutMs: VERSION_LIMIT_MS, prepared: false };
+    const options = {
+      timeoutMs: VERSION_LIMIT_MS,
+      prepared: false,
+      clientBoundMs: VERSION_LIMIT_MS,
+    };
     const asking = new StatementRunner(this.dataSource, SqlDialect.of('mysql'), options);
     const runner = this.dataSource.createQueryRunner();
     try {
@@ -206,9 +215,10 @@ export class StatementRunner {
     };
     this.dataSourceBoundMs = enableQueryTimeout ? (maxQueryExecutionTime ?? 0) : 0;
     this.clientBoundMs =
-      this.dataSourceBoundMs > 0
+      options.clientBoundMs ??
+      (this.dataSourceBoundMs > 0
         ? Math.max(this.dataSourceBoundMs, clientBoundFor(this.timeoutMs))
-        : 0;
+        : 0);
   }
 
   /** Runs a SELECT with named parameters (`:name`) on `runner` and returns its raw rows. */
