@@ -86,11 +86,16 @@ export class StatementRunners {
     options: StatementOptions,
     on: DataSource = this.dataSource,
   ): Promise<StatementRunner> {
+    return new StatementRunner(on, await this.primaryDialect(), options, this.killer);
+  }
+
+  /** The primary's dialect, asked once (again after a failure). */
+  private primaryDialect(): Promise<SqlDialect> {
     if (!this.dialect) {
       this.dialect = this.detect();
       this.dialect.catch(() => (this.dialect = undefined));
     }
-    return new StatementRunner(on, await this.dialect, options, this.killer);
+    return this.dialect;
   }
 
   /**
@@ -129,6 +134,8 @@ export class StatementRunners {
   ): Promise<{ value: T; completeAsOf: number }> {
     const source = options.source ?? this.readReplicas.source();
     const started = Date.now();
+    // Asked of the primary: its failure must not take a replica out of the rotation below.
+    await this.primaryDialect();
     try {
       return await this.readOn(source, snapshot, work, options);
     } catch (error) {
