@@ -53,6 +53,7 @@ describe.each([
   /** The last 300 users were updated from here on. */
   const lately = start + 1201 * DAY - 3_600_000;
   const updatedFrom = rangeFilter('updated_from', iso(lately), 'updated_at', '>=');
+  const createdFrom = rangeFilter('created_from', iso(lately - DAY), 'created_at', '>=');
   const databaseIds = (sort: string, filter = updatedFrom) =>
     referenceIds(kit.dataSource, 'users', [filter], sort);
 
@@ -79,6 +80,13 @@ describe.each([
     {
       filter: rangeFilter('updated_to', iso(start + 300 * DAY), 'updated_at', '<'),
       sort: '-created_at',
+    },
+    // And the mirror: a window on creation in update order, whose hours by `updated_at` hold
+    // each hour's range of `created_at`.
+    { filter: createdFrom, sort: 'updated_at' },
+    {
+      filter: rangeFilter('created_to', iso(start + 300 * DAY), 'created_at', '<'),
+      sort: '-updated_at',
     },
   ])(
     '$filter.parameter sort=$sort: the database’s rows, from the window’s stretch',
@@ -130,6 +138,20 @@ describe.each([
       expect(expected).toEqual(expect.arrayContaining([Number(old.id), appended.id]));
       expect(ids).toEqual(expected);
       expect(bounded).toBe(idsFollow || sort !== 'id');
+    }
+    // In update order, a window on creation: a user created in it and appended with an old
+    // update (imported) lies before the stretch; the one updated now, after it.
+    const imported = await kit.data.user({
+      email: 'imported@changed.test',
+      created_at: new Date(lately),
+      updated_at: new Date(start),
+    });
+    for (const sort of ['updated_at', '-updated_at']) {
+      const { ids, bounded } = await pagesOf(filterQuery([createdFrom], sort));
+      const expected = await databaseIds(sort, createdFrom);
+      expect(expected).toEqual(expect.arrayContaining([imported.id]));
+      expect(ids).toEqual(expected);
+      expect(bounded).toBe(true);
     }
   });
 });

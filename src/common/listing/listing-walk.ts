@@ -169,7 +169,7 @@ export class ListingWalks {
         ranges: new Set(ranges),
         windows,
         bracketed,
-        reached: walkBound && new Set([definition.changedAt!]),
+        reached: walkBound && new Set([walkBound.window]),
         ranged: criteria.sortColumn === definition.changedAt ? definition.immutableTimestamps : [],
         timeOrders: repository.timeOrders,
       },
@@ -204,7 +204,7 @@ export class ListingWalks {
         : undefined;
     return {
       ...bounded,
-      walkBound: plan.kind === 'walk' ? walkBound : undefined,
+      walkBound: plan.kind === 'walk' ? walkBound?.bound : undefined,
       index: plan.index ?? (filteredWalk ? PRIMARY_KEY : undefined),
       countIndex: plan.countIndex,
       bucketIndex: plan.bucketIndex,
@@ -447,11 +447,12 @@ const MOST_OF_THE_WALK = 0.9;
 
 /**
  * A window on the column every write sets (`changedAt`), for a walk in id order or in a timestamp
- * a row never changes: its matches may all lie at the walk's far end (users updated lately were
- * created lately). The table's histogram by that column gave, per hour, the range of ids and of
- * each such timestamp its rows had when counted; a row changed since has that column past the
- * count, and a row appended since an id above the histogram's. So every match lies in the window's
- * hours' range of the sort column, or changed since, or appended: read as a union of the three
+ * a row never changes, or a window on such a timestamp for a walk in `changedAt`'s order: its
+ * matches may all lie at the walk's far end (users updated lately were created lately). The
+ * table's histogram by `changedAt` gave, per hour, the range of ids and of each such timestamp its
+ * rows had when counted; a row changed since has `changedAt` past the count, and a row appended
+ * since an id above the histogram's. So every match lies in the sort column's range over the
+ * hours the window reaches, or changed since, or appended: read as a union of the three
  * (docs/architecture.md, Count cache). Undefined where the range is every row's.
  */
 function walkBoundOf(
@@ -459,16 +460,23 @@ function walkBoundOf(
   criteria: ListingCriteria,
   histogramOf: (column: string) => (Histogram & { maxId: number; countedAt?: number }) | undefined,
   marginMs: number,
-): Condition | undefined {
+): { bound: Condition; window: string } | undefined {
   const { changedAt, immutableTimestamps = [] } = definition;
   const { sortColumn: sort } = criteria;
-  const window = criteria.conditions.filter(
-    ({ binds, between }) => binds?.range && binds.column === changedAt && between,
-  );
-  // Where the sort column's range is in the histogram's buckets: the ids', or a timestamp's.
-  const timestamp = immutableTimestamps.indexOf(sort);
-  const at = sort === 'id' ? 2 : 4 + 2 * timestamp;
-  if (!changedAt || !window.length || (sort !== 'id' && timestamp < 0)) return undefined;
+  if (!changedAt) return undefined;
+  const windowOn = (column: string) =>
+    criteria.conditions.filter(
+      ({ binds, between }) => binds?.range && binds.column === column && between,
+    );
+  // By changedAt: the window is on an immutable timestamp, whose range each hour holds.
+  const byChange = sort === changedAt;
+  const column = byChange ? immutableTimestamps.find((c) => windowOn(c).length) : changedAt;
+  const window = column ? windowOn(column) : [];
+  // Where a range is in the histogram's buckets: the ids', or an immutable timestamp's.
+  const rangeAt = (of: string) => (of === 'id' ? 2 : 4 + 2 * immutableTimestamps.indexOf(of));
+  const ranged = byChange ? column! : sort;
+  if (!window.length || (ranged !== 'id' && !immutableTimestamps.includes(ranged)))
+    return undefined;
   const changed = histogramOf(changedAt);
   if (!changed?.countedAt) return undefined;
   // The rows changed since are read on an index in the changed column's order (scoped: its own).
@@ -487,17 +495,25 @@ function walkBoundOf(
   if (!changedPath) return undefined;
   const from = Math.max(...window.map(({ between }) => between!.from ?? -Infinity));
   const to = Math.min(...window.map(({ between }) => between!.to ?? Infinity));
-  // The sort column's range in the window's hours (one more each side, as for implied id bounds:
-  // rows committed late), and in all; none in the window: an empty range (every match changed or
-  // appended since).
-  const firstHour = Math.floor(from / changed.size) - 1;
-  const lastHour = Math.floor(to / changed.size) + 1;
+  // The sort column's range (ids, or seconds) in the hours the window reaches, and in all; none:
+  // an empty range (every match changed or appended since). A window on changedAt reaches its own
+  // hours, one more each side, as for implied id bounds (rows committed late); one on an immutable
+  // timestamp, the hours whose rows' range of it meets the window.
+  const at = rangeAt(ranged);
+  const hourSeconds = changed.size / 1000;
   let [low, high, lowest, highest] = [Infinity, -Infinity, Infinity, -Infinity];
-  for (const { [0]: index, [at]: min, [at + 1]: max } of changed.buckets) {
+  for (const bucket of changed.buckets) {
+    const [index] = bucket;
+    const [min, max] = [bucket[at], bucket[at + 1]];
     if (min === undefined || max === undefined) return undefined;
-    [lowest, highest] = [Math.min(lowest, min), Math.max(highest, max)];
-    if (index >= firstHour && index <= lastHour)
-      [low, high] = [Math.min(low, min), Math.max(high, max)];
+    const [first, last] = byChange
+      ? [index * hourSeconds, (index + 1) * hourSeconds - 1]
+      : [min, max];
+    [lowest, highest] = [Math.min(lowest, first), Math.max(highest, last)];
+    const reaches = byChange
+      ? (max + 1) * 1000 > from && min * 1000 <= to
+      : index >= Math.floor(from / changed.size) - 1 && index <= Math.floor(to / changed.size) + 1;
+    if (reaches) [low, high] = [Math.min(low, first), Math.max(high, last)];
   }
   const empty = low > high;
   // The sort column does not follow the window (ids of imported users): the walk is about as long.
@@ -517,7 +533,7 @@ function walkBoundOf(
           },
         };
   const since = new Date(changed.countedAt - marginMs);
-  return {
+  const bound: Condition = {
     sql: `((${range.sql}) OR ${columnSql(changedAt)} >= :reach_since OR t.id > :reach_seen)`,
     params: { ...range.params, reach_since: since, reach_seen: changed.maxId },
     anyOf: [
@@ -530,6 +546,7 @@ function walkBoundOf(
       { column: 'id', sql: 't.id > :reach_seen', index: PRIMARY_KEY },
     ],
   };
+  return { bound, window: column! };
 }
 
 /** The query's window, when all its range filters are on one timestamp column (not a keyset). */
