@@ -31,6 +31,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger(ListingWarmup.name);
   private pending = 0;
   private stopped = false;
+  private recounting?: NodeJS.Timeout;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -75,11 +76,40 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
       this.logger.log(
         `counted ${work.length} totals with their histograms in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
+      this.keepTablesCounted(repositories);
     });
   }
 
   onApplicationShutdown(): void {
     this.stopped = true;
+    clearInterval(this.recounting);
+  }
+
+  /**
+   * Each table's total and histograms, counted in full again every COUNT_CACHE_FULL_RECOUNT_MS:
+   * plans read them without asking for them (implied id bounds, walk bounds), so without this they
+   * would stay as the warm-up counted them, and a walk bound's rows changed since would only grow.
+   */
+  private keepTablesCounted(repositories: AnyListingRepository[]): void {
+    const every = this.config.countCacheFullRecountMs;
+    if (every <= 0 || this.stopped) return;
+    let running = false;
+    this.recounting = setInterval(() => {
+      if (running) return;
+      running = true;
+      void (async () => {
+        for (const repository of repositories) {
+          if (this.stopped) return;
+          await this.totals.warm(repository, {}).catch((error: Error) => {
+            if (!this.stopped)
+              this.logger.warn(
+                `Recounting ${repository.definition.resource} failed: ${error.message}`,
+              );
+          });
+        }
+      })().finally(() => (running = false));
+    }, every);
+    this.recounting.unref();
   }
 
   /** How many totals (with their histograms) are still to be counted. */
