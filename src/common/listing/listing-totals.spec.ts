@@ -5,6 +5,7 @@ import { ListingRollups } from './listing-rollup';
 import { ListingTotals } from './listing-totals';
 import { ListingWalks, type Walk } from './listing-walk';
 import type { ListingRepository } from './listing.repository';
+import { loginActivitiesListing } from '../../login-activities/login-activities.listing';
 
 describe('ListingTotals from a rollup', () => {
   afterEach(() => jest.restoreAllMocks());
@@ -52,5 +53,41 @@ describe('ListingTotals from a rollup', () => {
     ]);
     expect(answered).toMatchObject({ total: 10, maxId: 10 });
     expect(reads).toBe(2); // the rebuild did start
+  });
+});
+
+describe('ListingTotals.warm', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('counts the tables in full when asked, however recent the last full count', async () => {
+    let clock = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => clock);
+    const config = loadConfig({
+      COUNT_CACHE_TTL_MS: '1000',
+      COUNT_CACHE_FULL_RECOUNT_MS: '10000',
+    });
+    /** Each count's kind: in full, or advanced from the highest id counted before. */
+    const kinds: string[] = [];
+    const repository = {
+      definition: loginActivitiesListing,
+      timeOrders: new Set(['id', 'created_at']),
+      isMysql: () => false,
+      isTimestamp: (column: string) => column === 'created_at',
+      settledId: () => undefined,
+      countSettled: async (_: unknown, bucket: unknown, sinceMaxId?: number) => {
+        kinds.push(sinceMaxId === undefined ? 'full' : 'advanced');
+        return { total: 1, maxId: 10, ...(bucket ? { buckets: [[0, 1, 10, 10]] } : {}) };
+      },
+    } as unknown as ListingRepository<{ id: number }>;
+    const counts = new CountCache(config);
+    const rollups = new ListingRollups(config);
+    const totals = new ListingTotals(counts, rollups, new ListingWalks(counts, rollups, config));
+    await totals.warm(repository, {});
+    expect(kinds).toEqual(['full', 'full', 'full']); // the total, its histograms by id and time
+    // Expired, and counted in full less than COUNT_CACHE_FULL_RECOUNT_MS ago: a warm-up would
+    // advance them; the periodic recount counts them in full.
+    clock += 9_500;
+    await totals.warm(repository, {}, true);
+    expect(kinds.slice(3)).toEqual(['full', 'full', 'full']);
   });
 });

@@ -237,12 +237,18 @@ export class ListingTotals {
   /**
    * Counts, unless cached, the platform-wide total of `filters` and its histograms by id and by
    * each timestamp sort, under the background recount's limit, less what the rollup gives, and
-   * the marks of each other sort.
+   * the marks of each other sort. `full`: the total and histograms expired are counted in full,
+   * not advanced, however long ago they last were (the tables' periodic recount).
    */
   async warm<TItem extends { id: number }>(
     repository: ListingRepository<TItem>,
     filters: Record<string, unknown>,
+    full = false,
   ): Promise<void> {
+    const counter = (walk: Walk<TItem>, bucket?: SortBucket): TotalCounter => {
+      const advance = this.advancing(walk, true, bucket);
+      return full ? () => advance() : advance;
+    };
     let counted = false;
     for (const column of repository.timeOrders) {
       const query = { ...filters, sort: column } as ListingQuery;
@@ -253,12 +259,9 @@ export class ListingTotals {
       const rolled = this.rollups.answers(repository, walk.criteria);
       const spansOf = rolled && this.rollups.spansOf(repository);
       if (spansOf && spansOf.includes(column)) continue;
-      if (!counted && !rolled) await this.counts.get(walk.key, this.advancing(walk, true));
+      if (!counted && !rolled) await this.counts.get(walk.key, counter(walk));
       counted = true;
-      await this.counts.get(
-        bucketsKey(walk.key, column),
-        this.advancing(walk, true, sortBucket(column)),
-      );
+      await this.counts.get(bucketsKey(walk.key, column), counter(walk, sortBucket(column)));
     }
     // The marks of each order without buckets (a deep page by name).
     const unbucketed = repository.definition.sortableColumns.filter(

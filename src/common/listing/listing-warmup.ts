@@ -100,7 +100,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
       void (async () => {
         for (const repository of repositories) {
           if (this.stopped) return;
-          await this.totals.warm(repository, {}).catch((error: Error) => {
+          await this.totals.warm(repository, {}, true).catch((error: Error) => {
             if (!this.stopped)
               this.logger.warn(
                 `Recounting ${repository.definition.resource} failed: ${error.message}`,
