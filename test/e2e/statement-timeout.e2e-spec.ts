@@ -117,6 +117,10 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
 
   afterAll(() => kit.close());
 
+  /** Another app on the kit's database, with the same 1 s limit and `env`. */
+  const appBeside = (env: Record<string, string>) =>
+    startTestApp({ database: kit.database, env: { DB_STATEMENT_TIMEOUT_MS: '1000', ...env } });
+
   /** `run` while another session locks a table: READ as a dump does, WRITE as a migration. */
   const whileLocked = async <T>(table: string, mode: 'READ' | 'WRITE', run: () => Promise<T>) => {
     const locker = await createConnection({ uri: kit.config.database.url });
@@ -148,10 +152,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
 
   it('limits guesses sent at once right after the token table could not be read', async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
-    const app = await startTestApp({
-      database: kit.database,
-      env: { DB_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5' },
-    });
+    const app = await appBeside({ RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5' });
     await app.app.listen(0, '127.0.0.1');
     const { port } = app.app.getHttpServer().address() as AddressInfo;
     const guess = () =>
@@ -190,10 +191,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
 
   it('answers within the limit while requests wait for a connection behind locked ones', async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
-    const app = await startTestApp({
-      database: kit.database,
-      env: { DB_STATEMENT_TIMEOUT_MS: '1000', DB_POOL_SIZE: '1', RATE_LIMIT_PER_MINUTE: '0' },
-    });
+    const app = await appBeside({ DB_POOL_SIZE: '1', RATE_LIMIT_PER_MINUTE: '0' });
     try {
       const token = await app.token();
       const list = () =>
@@ -221,10 +219,7 @@ describe('statement time limit on token look-ups (MySQL/MariaDB)', () => {
 
   it('keeps serving while writes of last use wait for a lock on the token table', async () => {
     if (kit.dataSource.options.type !== 'mysql') return;
-    const app = await startTestApp({
-      database: kit.database,
-      env: { DB_STATEMENT_TIMEOUT_MS: '1000', DB_POOL_SIZE: '2' },
-    });
+    const app = await appBeside({ DB_POOL_SIZE: '2' });
     try {
       const tokens = await Promise.all([1, 2, 3, 4].map(() => app.token()));
       // A dump's lock: tokens are still looked up, but each first use's write of last use waits.

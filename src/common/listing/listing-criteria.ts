@@ -130,9 +130,8 @@ export function buildCriteria(
       }
       case 'prefix': {
         const like = (c: string) => `${columnSql(c)} LIKE :${name} ESCAPE '${LIKE_ESCAPE}'`;
-        // Printable ASCII only: the columns may differ in collation (users: name general_ci,
-        // e-mail unicode_ci), which fold other characters differently (K, the Kelvin sign, is k
-        // in one only).
+        // Printable ASCII only: the shared count compares only those, and collations fold other
+        // characters differently (K, the Kelvin sign, is k in general_ci only).
         const shared = /^[\x20-\x7e]+$/.test(String(value)) ? filter.shared : undefined;
         // The counts below the value's length, in characters as the database counts them: a list,
         // so that each is a range of the index with the column's prefix after it.

@@ -472,8 +472,6 @@ function walkBoundOf(
   const byChange = sort === changedAt;
   const column = byChange ? immutableTimestamps.find((c) => windowOn(c).length) : changedAt;
   const window = column ? windowOn(column) : [];
-  // Where a range is in the histogram's buckets: the ids', or an immutable timestamp's.
-  const rangeAt = (of: string) => (of === 'id' ? 2 : 4 + 2 * immutableTimestamps.indexOf(of));
   const ranged = byChange ? column! : sort;
   if (!window.length || (ranged !== 'id' && !immutableTimestamps.includes(ranged)))
     return undefined;
@@ -499,7 +497,8 @@ function walkBoundOf(
   // an empty range (every match changed or appended since). A window on changedAt reaches its own
   // hours, one more each side, as for implied id bounds (rows committed late); one on an immutable
   // timestamp, the hours whose rows' range of it meets the window.
-  const at = rangeAt(ranged);
+  // Where that range is in the histogram's buckets: the ids', or an immutable timestamp's.
+  const at = ranged === 'id' ? 2 : 4 + 2 * immutableTimestamps.indexOf(ranged);
   const hourSeconds = changed.size / 1000;
   let [low, high, lowest, highest] = [Infinity, -Infinity, Infinity, -Infinity];
   for (const bucket of changed.buckets) {

@@ -63,14 +63,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
       }
       for (const { repository, filters } of work) {
         if (this.stopped) return;
-        try {
-          await this.totals.warm(repository, filters);
-        } catch (error) {
-          if (this.stopped) return; // the pool closed under it at shutdown
-          this.logger.warn(
-            `Warming ${repository.definition.resource} ${JSON.stringify(filters)} failed: ${(error as Error).message}`,
-          );
-        }
+        await this.warm(repository, filters);
         this.pending--;
       }
       this.logger.log(
@@ -99,17 +92,27 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
       running = true;
       void (async () => {
         for (const repository of repositories) {
-          if (this.stopped) return;
-          await this.totals.warm(repository, {}, true).catch((error: Error) => {
-            if (!this.stopped)
-              this.logger.warn(
-                `Recounting ${repository.definition.resource} failed: ${error.message}`,
-              );
-          });
+          if (!this.stopped) await this.warm(repository, {}, true);
         }
       })().finally(() => (running = false));
     }, every);
     this.recounting.unref();
+  }
+
+  /** `ListingTotals.warm`, its failure logged unless the pool closed under it at shutdown. */
+  private async warm(
+    repository: AnyListingRepository,
+    filters: Record<string, unknown>,
+    full = false,
+  ): Promise<void> {
+    try {
+      await this.totals.warm(repository, filters, full);
+    } catch (error) {
+      if (this.stopped) return;
+      this.logger.warn(
+        `Warming ${repository.definition.resource} ${JSON.stringify(filters)} failed: ${(error as Error).message}`,
+      );
+    }
   }
 
   /** How many totals (with their histograms) are still to be counted. */
