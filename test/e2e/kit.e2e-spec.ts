@@ -1,4 +1,5 @@
 import { readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import {
   equalsFilter,
@@ -10,6 +11,7 @@ import {
   TestApp,
   testTarget,
 } from '../kit';
+import { PrivateMariaDb } from '../kit/private-mariadb';
 
 describe('the test kit', () => {
   let kit: TestApp;
@@ -55,6 +57,24 @@ describe('the test kit', () => {
     );
     expect(await databases()).toEqual(before);
   });
+
+  it('starts a private MariaDB on another port when its own was taken since the install', async () => {
+    if (testTarget !== 'mysql') return;
+    const server = new PrivateMariaDb();
+    await server.install();
+    const taken = server.port;
+    // As a server of the suite running beside this one may take it.
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(taken, '127.0.0.1', () => resolve()));
+    try {
+      await server.start();
+      expect(server.port).not.toBe(taken);
+      expect(await server.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      other.close();
+      await server.remove();
+    }
+  }, 120_000);
 
   it('names a field a factory does not take', async () => {
     await expect(kit.data.user({ organisation_id: 1 } as never)).rejects.toThrow(

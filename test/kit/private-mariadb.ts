@@ -29,6 +29,8 @@ export class PrivateMariaDb {
   folder = '';
   private child?: ChildProcess;
   private log?: WriteStream;
+  /** Started once: its port is then the one its data (and a replica) knows. */
+  private started = false;
 
   constructor(private readonly options: PrivateMariaDbOptions = {}) {}
 
@@ -54,8 +56,24 @@ export class PrivateMariaDb {
     });
   }
 
-  /** Starts the server and resolves once it answers a query. */
+  /**
+   * Starts the server and resolves once it answers a query. The port found free at install may be
+   * taken meanwhile (by a server of a suite running beside this one): a first start moves to another.
+   */
   async start(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const refused = await this.startOnce();
+      if (!refused) return;
+      if (this.started || attempt === 3) {
+        throw new Error(`mariadbd exited early; see ${this.logFile}`);
+      }
+      this.port = await freePort();
+    }
+  }
+
+  /** One start; what the server said if it exited before answering (its port taken, say). */
+  private async startOnce(): Promise<string | undefined> {
+    let said = '';
     const child = spawn(
       'mariadbd',
       [
@@ -75,13 +93,18 @@ export class PrivateMariaDb {
     );
     child.stdout?.pipe(this.log!, { end: false });
     child.stderr?.pipe(this.log!, { end: false });
+    child.stderr?.on('data', (chunk: Buffer) => (said += chunk.toString()));
     this.child = child;
     const deadline = Date.now() + 60_000;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`mariadbd exited early; see ${this.logFile}`);
+      if (child.exitCode !== null) {
+        if (/Address already in use|Bind on TCP\/IP port/i.test(said)) return said;
+        throw new Error(`mariadbd exited early; see ${this.logFile}`);
+      }
       try {
         await this.query('SELECT 1');
-        return;
+        this.started = true;
+        return undefined;
       } catch {
         if (Date.now() > deadline) throw new Error(`mariadbd did not start; see ${this.logFile}`);
         await sleep(100);

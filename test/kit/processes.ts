@@ -44,28 +44,33 @@ export async function runTs(
   }
 }
 
-/** Starts `src/main.ts` as a real process; resolves once it answers /health/live. */
+/**
+ * Starts `src/main.ts` as a real process on a port the system chooses, read from its own
+ * "listening on port" line; resolves once it answers /health/live there. (A port found free
+ * beforehand could be taken meanwhile by a server of a suite running beside this one, which
+ * then answered for it.)
+ */
 export async function startServerProcess(
   env: Record<string, string>,
 ): Promise<{ process: ChildProcess; baseUrl: string; output: () => string }> {
-  const port = await freePort();
   let output = '';
   const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...env, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`);
+    const port = /listening on port (\d+)/.exec(output)?.[1];
+    const baseUrl = `http://127.0.0.1:${port}`;
     try {
-      const response = await fetch(`${baseUrl}/health/live`);
-      if (response.ok) return { process: child, baseUrl, output: () => output };
+      const response = port ? await fetch(`${baseUrl}/health/live`) : undefined;
+      if (response?.ok) return { process: child, baseUrl, output: () => output };
     } catch {
-      // not listening yet
+      // not answering yet
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
