@@ -303,11 +303,10 @@ export const positionAfter = <TItem extends { id: number }>(
 
 /**
  * Id bounds implied by a request's ranges on timestamps a row never changes, from the table's
- * hourly histogram of that column (its buckets' lowest and highest ids; one bucket more each side
- * for rows committed late), so that an id walk of a log starts and ends at its window
- * (docs/architecture.md, Count cache).
+ * hourly histogram of that column (the lowest and highest ids of the hours the window reaches), so
+ * that an id walk of a log starts and ends at its window (docs/architecture.md, Count cache).
  */
-function impliedIdBounds(
+export function impliedIdBounds(
   { immutableTimestamps = [] }: ListingDefinition,
   criteria: ListingCriteria,
   histogramOf: (column: string) => (Histogram & { maxId: number }) | undefined,
@@ -323,7 +322,7 @@ function impliedIdBounds(
     const { size, buckets, maxId } = histogram;
     const name = `implied_${i}`;
     if (between.from !== undefined) {
-      const lowest = lowestIdFrom(buckets, sums, Math.floor(between.from / size) - 1) ?? maxId + 1;
+      const lowest = lowestIdFrom(buckets, sums, Math.floor(between.from / size)) ?? maxId + 1;
       bracketed.add(binds.column);
       implied.push({
         sql: `t.id >= :${name}_from`,
@@ -334,7 +333,7 @@ function impliedIdBounds(
       });
     }
     if (between.to !== undefined) {
-      const highest = highestIdTo(buckets, sums, Math.floor(between.to / size) + 1) ?? 0;
+      const highest = highestIdTo(buckets, sums, Math.floor(between.to / size)) ?? 0;
       if (highest >= maxId) continue; // every id the histogram has seen: no bound
       bracketed.add(binds.column);
       implied.push({
@@ -495,8 +494,7 @@ function walkBoundOf(
   const to = Math.min(...window.map(({ between }) => between!.to ?? Infinity));
   // The sort column's range (ids, or seconds) in the hours the window reaches, and in all; none:
   // an empty range (every match changed or appended since). A window on changedAt reaches its own
-  // hours, one more each side, as for implied id bounds (rows committed late); one on an immutable
-  // timestamp, the hours whose rows' range of it meets the window.
+  // hours; one on an immutable timestamp, the hours whose rows' range of it meets the window.
   // Where that range is in the histogram's buckets: the ids', or an immutable timestamp's.
   const at = ranged === 'id' ? 2 : 4 + 2 * immutableTimestamps.indexOf(ranged);
   const hourSeconds = changed.size / 1000;
@@ -511,7 +509,7 @@ function walkBoundOf(
     [lowest, highest] = [Math.min(lowest, first), Math.max(highest, last)];
     const reaches = byChange
       ? (max + 1) * 1000 > from && min * 1000 <= to
-      : index >= Math.floor(from / changed.size) - 1 && index <= Math.floor(to / changed.size) + 1;
+      : index >= Math.floor(from / changed.size) && index <= Math.floor(to / changed.size);
     if (reaches) [low, high] = [Math.min(low, first), Math.max(high, last)];
   }
   const empty = low > high;

@@ -49,6 +49,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
     this.pending = work.length;
     const repositories = [...new Set(work.map(({ repository }) => repository))];
     void this.availability.whenUp().then(async () => {
+      await this.settled(repositories);
       const started = Date.now();
       // The rollups first: the totals of the few-valued filters' values come from them, and the
       // values of rolled-up columns that declare none (users' roles).
@@ -97,6 +98,17 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
       })().finally(() => (running = false));
     }, every);
     this.recounting.unref();
+  }
+
+  /**
+   * Once each table has a settled id (TailWatch): the rollups and histograms then hold every row
+   * up to it, a row committed late too, which the implied id bounds rely on (`impliedIdBounds`).
+   */
+  private async settled(repositories: AnyListingRepository[]): Promise<void> {
+    const unsettled = () => repositories.some((repository) => repository.settledId() === undefined);
+    while (!this.stopped && this.config.tailHoldbackMs > 0 && unsettled()) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   /** `ListingTotals.warm`, its failure logged unless the pool closed under it at shutdown. */
