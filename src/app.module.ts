@@ -22,6 +22,7 @@ import { LoginActivitiesModule } from './login-activities/login-activities.modul
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 import { UsersModule } from './users/users.module';
+import { RequestDeadlineInterceptor } from './database/request-deadline.interceptor';
 
 /**
  * The application, built from a validated configuration. Cross-cutting pieces are registered
@@ -69,6 +70,7 @@ export class AppModule {
         { provide: APP_GUARD, useClass: DatabaseAvailableGuard },
         { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_PIPE, useClass: QueryValidationPipe },
+        { provide: APP_INTERCEPTOR, useClass: RequestDeadlineInterceptor },
         { provide: APP_INTERCEPTOR, useClass: PageEnvelopeInterceptor },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
       ],

@@ -3,7 +3,14 @@ import { HttpStatus } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { ProblemException } from '../common/problem-details/problem.exception';
 
-const requestSignals = new AsyncLocalStorage<AbortSignal>();
+/** The request being served: its signal, how to stop its work, and when it arrived. */
+interface RequestContext {
+  signal: AbortSignal;
+  stop?: (reason: Error) => void;
+  arrivedAt?: number;
+}
+
+const requestSignals = new AsyncLocalStorage<RequestContext>();
 
 /**
  * Gives each request an AbortSignal that fires when its client leaves before the reply is
@@ -19,12 +26,21 @@ export function abandonedRequestsMiddleware(
   response.once('close', () => {
     if (!response.writableFinished) controller.abort(new AbandonedRequestError());
   });
-  requestSignals.run(controller.signal, next);
+  const stop = (reason: Error) => controller.abort(reason);
+  requestSignals.run({ signal: controller.signal, stop, arrivedAt: Date.now() }, next);
 }
 
 /** The signal of the request being served, if any (none in a CLI or outside a request). */
 export function currentRequestSignal(): AbortSignal | undefined {
-  return requestSignals.getStore();
+  return requestSignals.getStore()?.signal;
+}
+
+/** The request being served (not work shared between requests), if any. */
+export function currentRequest(): Required<RequestContext> | undefined {
+  const request = requestSignals.getStore();
+  return request?.stop && request.arrivedAt !== undefined
+    ? (request as Required<RequestContext>)
+    : undefined;
 }
 
 /**
@@ -62,10 +78,15 @@ export class SharedWork {
     else signal.addEventListener('abort', leave, { once: true });
   }
 
+  /** Every request that joined it has left: it is being stopped. */
+  get stopped(): boolean {
+    return this.controller.signal.aborted;
+  }
+
   run<T>(work: () => T): T {
     return this.background
       ? detachedFromRequest(work)
-      : requestSignals.run(this.controller.signal, work);
+      : requestSignals.run({ signal: this.controller.signal }, work);
   }
 }
 
@@ -84,4 +105,16 @@ export class AbandonedRequestError extends ProblemException {
 /** Throws the request's abandonment if its client has already left. */
 export function stopIfAbandoned(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason;
+}
+
+/** `work`, or the request's abandonment (or deadline) if that comes first: a wait it stops. */
+export function untilAbandoned<T>(work: Promise<T>): Promise<T> {
+  const signal = currentRequestSignal();
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import { clientBoundFor } from './app-data-source-options';
-import { currentRequestSignal, stopIfAbandoned } from './abandoned-requests';
+import { currentRequestSignal, stopIfAbandoned, untilAbandoned } from './abandoned-requests';
 import { isServerGone } from '../common/problem-details/database-errors';
 import { QueryKiller, ServerConnection } from './query-killer';
 import { ReadReplicas, ReadSource } from './read-replicas';
@@ -417,7 +417,9 @@ export class StatementRunner {
     }
     const connection = await this.connection(runner);
     try {
-      await this.send(runner, connection, 'query', sql, []);
+      // A transaction's statement is short on the server: one held on its way is dropped with
+      // its connection when the request stops, which ends the transaction.
+      await untilAbandoned(this.send(runner, connection, 'query', sql, []));
     } catch (error) {
       this.drop(runner, connection);
       throw error;
@@ -434,20 +436,29 @@ export class StatementRunner {
     const bound = this.timeoutMs > 0 ? this.timeoutMs : this.clientBoundMs;
     if (bound <= 0) return pending;
     let timer: NodeJS.Timeout | undefined;
+    let gaveUp = false;
+    // Nothing more is sent on the runner (a snapshot's ROLLBACK would wait again). The late
+    // connection goes back to the pool here, unless the runner, not yet released, will.
+    const giveUp = () => {
+      if (gaveUp) return;
+      gaveUp = true;
+      this.abandoned.add(runner);
+      pending.then(
+        (late) => runner.isReleased && late.release(),
+        () => undefined,
+      );
+    };
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        // Nothing more is sent on the runner (a snapshot's ROLLBACK would wait again). The late
-        // connection goes back to the pool here, unless the runner, not yet released, will.
-        this.abandoned.add(runner);
-        pending.then(
-          (late) => runner.isReleased && late.release(),
-          () => undefined,
-        );
+        giveUp();
         reject(Object.assign(new Error('No database connection came free in time'), QUERY_TIMEOUT));
       }, bound);
     });
     try {
-      return await Promise.race([pending, timedOut]);
+      return await untilAbandoned(Promise.race([pending, timedOut]));
+    } catch (error) {
+      giveUp();
+      throw error;
     } finally {
       clearTimeout(timer);
     }

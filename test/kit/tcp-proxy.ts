@@ -9,7 +9,7 @@ export class TcpProxy {
   private server?: Server;
   private frozen = false;
   private stalled = false;
-  private delay?: { text: string; ms: number };
+  private delay?: { text: string; ms: number; times: number };
   /** Per client connection, what it sent while a delayed packet of it was held. */
   private readonly held = new Map<Socket, Buffer[]>();
   private readonly sockets = new Set<Socket>();
@@ -80,9 +80,12 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.resume();
   }
 
-  /** Holds the next packet sent to the server that contains `text` (an SQL statement) for `ms`. */
-  delayNext(text: string, ms: number): void {
-    this.delay = { text, ms };
+  /**
+   * Holds the next packet sent to the server that contains `text` (an SQL statement) for `ms`;
+   * with `times`, each of the next that many such packets.
+   */
+  delayNext(text: string, ms: number, times = 1): void {
+    this.delay = { text, ms, times };
   }
 
   private forward(client: Socket, upstream: Socket, chunk: Buffer): void {
@@ -98,7 +101,7 @@ export class TcpProxy {
         this.held.delete(client);
         for (const part of queue) if (!upstream.destroyed) upstream.write(part);
       }, this.delay.ms).unref(); // a packet held past the test's end keeps no process alive
-      this.delay = undefined;
+      if (--this.delay.times === 0) this.delay = undefined;
       return;
     }
     upstream.write(chunk);

@@ -1,7 +1,11 @@
 import { hash } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { AbandonedRequestError, SharedWork } from '../../database/abandoned-requests';
+import {
+  AbandonedRequestError,
+  SharedWork,
+  untilAbandoned,
+} from '../../database/abandoned-requests';
 import { SHARED_TOTALS, SharedTotalsStore } from './shared-totals';
 import type { ListingTotal } from './listing.repository';
 
@@ -92,12 +96,14 @@ export class CountCache {
       return cached.value;
     }
 
+    // A request stops waiting when it is stopped; the count goes on while others wait for it.
     const running = this.inFlight.get(key);
-    if (running) {
+    // One being stopped (every request waiting for it left) would fail this one too: counted anew.
+    if (running && !running.work.stopped) {
       running.work.join();
-      return running.total;
+      return untilAbandoned(running.total);
     }
-    return this.run(key, compute, 0);
+    return untilAbandoned(this.run(key, compute, 0));
   }
 
   /** Holds `value` as the total of `key` here for its time, in place of the one held. */
@@ -167,7 +173,9 @@ export class CountCache {
     const compute = () => work.run(() => counter(previous));
     const total = (
       this.shared ? this.countShared(key, compute, freshForMs) : this.counted(key, compute)
-    ).finally(() => this.inFlight.delete(key));
+    ).finally(() => {
+      if (this.inFlight.get(key)?.work === work) this.inFlight.delete(key);
+    });
     this.inFlight.set(key, { total, work });
     return total;
   }

@@ -1,0 +1,39 @@
+import { CallHandler, HttpStatus, Inject, Injectable, NestInterceptor } from '@nestjs/common';
+import { finalize, Observable, tap } from 'rxjs';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { ProblemException } from '../common/problem-details/problem.exception';
+import { currentRequest } from './abandoned-requests';
+
+/**
+ * Stops a request's database work once DB_STATEMENT_TIMEOUT_MS has passed since it arrived, as
+ * when its client leaves, and it answers 503: each statement and wait is bounded by the limit, and
+ * a page's few would otherwise add up past it. An export is bounded up to its first rows.
+ */
+@Injectable()
+export class RequestDeadlineInterceptor implements NestInterceptor {
+  private readonly limitMs: number;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.limitMs = config.database.statementTimeoutMs;
+  }
+
+  intercept(_context: unknown, next: CallHandler): Observable<unknown> {
+    const request = currentRequest();
+    if (this.limitMs <= 0 || !request) return next.handle();
+    const left = Math.max(0, request.arrivedAt + this.limitMs - Date.now());
+    const timer = setTimeout(() => request.stop(new RequestDeadlineError()), left);
+    const done = () => clearTimeout(timer);
+    return next.handle().pipe(tap({ next: done }), finalize(done));
+  }
+}
+
+/** A request stopped at its time limit: answered as a statement past the limit is. */
+export class RequestDeadlineError extends ProblemException {
+  constructor() {
+    super(
+      HttpStatus.SERVICE_UNAVAILABLE,
+      'The database is unavailable or too slow right now; retry shortly.',
+      { headers: { 'Retry-After': '5' } },
+    );
+  }
+}
