@@ -145,6 +145,24 @@ describe('CountCache', () => {
       expect(recount).toHaveBeenCalledTimes(1);
     });
 
+    it('logs a recount that fails as the app shuts down (its pool closed) as nothing', async () => {
+      const counts = cache('1000');
+      await counts.get('k', async () => total(1));
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const fail = () => Promise.reject(new Error('Pool is closed.'));
+      clock = 500;
+      await counts.get('k', never, fail);
+      await settle();
+      expect(warn).toHaveBeenCalledTimes(1); // while it runs: a failure worth a line
+      clock = 1000;
+      await counts.get('k', () => Promise.resolve(total(1)));
+      counts.onApplicationShutdown();
+      clock = 1500;
+      await counts.get('k', never, fail);
+      await settle();
+      expect(warn).toHaveBeenCalledTimes(1);
+    });
+
     it('opens the window earlier for a total whose count took long: twice its time before expiry', async () => {
       const counts = cache('1000');
       const first = deferred();

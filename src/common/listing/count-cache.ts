@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import {
   AbandonedRequestError,
@@ -37,7 +37,7 @@ const REFRESH_AHEAD_COUNT_TIMES = 2;
  * instances through Redis when configured (docs/architecture.md, Count cache).
  */
 @Injectable()
-export class CountCache {
+export class CountCache implements OnApplicationShutdown {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, { total: Promise<ListingTotal>; work: SharedWork }>();
   private readonly ttlMs: number;
@@ -59,6 +59,8 @@ export class CountCache {
   private cells = 0;
   private static readonly MAX_WARMING = 2;
   private warming = 0;
+  /** The app is shutting down: a background count failing as the pool closes is not news. */
+  private stopped = false;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -71,6 +73,10 @@ export class CountCache {
     const database = config.database.url ?? config.database.sqlitePath;
     this.keyPrefix = `${config.redisKeyPrefix}count:${hash('sha256', database, 'base64url').slice(0, 12)}:`;
     if (this.ttlMs > 0 && shared) this.shared = shared;
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
   }
 
   /** The total of `key`: cached, or counted by `compute`; a refresh ahead runs `recount`. */
@@ -152,7 +158,7 @@ export class CountCache {
     // Stopped, like a count, only if every request waiting for it leaves before it ends.
     this.run(key, counter, 0)
       .catch((error: Error) => {
-        if (error instanceof AbandonedRequestError) return;
+        if (error instanceof AbandonedRequestError || this.stopped) return;
         this.logger.warn(`Counting a listing histogram in the background failed: ${error.message}`);
       })
       .finally(() => this.warming--);
@@ -186,6 +192,7 @@ export class CountCache {
     this.run(key, recount, entry.expiresAt - entry.refreshFrom, true)
       .catch((error: Error) => {
         // The cached total stays until its time; after that requests count (and see the error).
+        if (this.stopped) return;
         this.logger.warn(`Recounting a listing total ahead of its expiry failed: ${error.message}`);
       })
       .finally(() => (entry.recount = 'ended'));
