@@ -143,7 +143,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const from = this.recentFrom(floor);
     // Two statements (the rows, and those above the settled id) read one snapshot; one needs none.
     return this.value(
-      from !== undefined && from !== floor,
+      from !== undefined && from !== (floor ?? 0),
       (runner, statements) =>
         this.countSettledIn(runner, statements, criteria, bucket, floor, from),
       options,
@@ -162,15 +162,21 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const whole = await this.countIn(runner, statements, counted, bucket);
     if (from === undefined) return whole;
     const recent =
-      from === floor
+      from === (floor ?? 0)
         ? whole
         : await this.countIn(runner, statements, idsAbove(criteria, from), bucket);
     return { ...whole, recent: { settledId: from, total: recent.total, buckets: recent.buckets } };
   }
 
-  /** Where a count's recent rows start: the settled id; above `floor`, every row until one settles. */
+  /**
+   * Where a count's recent rows start: the settled id; above `floor`, every row until one settles.
+   * Before any id has settled (just after a start) every row is recent: one may still commit late.
+   */
   private recentFrom(floor?: number): number | undefined {
     const settled = this.settledId();
+    if (settled === undefined && floor === undefined) {
+      return this.config.tailHoldbackMs > 0 ? 0 : undefined;
+    }
     return floor !== undefined && (settled === undefined || settled <= floor) ? floor : settled;
   }
 
