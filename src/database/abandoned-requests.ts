@@ -111,7 +111,10 @@ export function stopIfAbandoned(signal: AbortSignal | undefined): void {
 export function untilAbandoned<T>(work: Promise<T>): Promise<T> {
   const signal = currentRequestSignal();
   if (!signal) return work;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  if (signal.aborted) {
+    work.catch(() => undefined); // no one waits for it: its failure is not unhandled
+    return Promise.reject(signal.reason as Error);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });

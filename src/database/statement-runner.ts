@@ -240,14 +240,16 @@ export class StatementRunner {
     stopIfAbandoned(signal);
     // Bounded in `send`, which drops the connection at its bound: mysql2's own timeout (TypeORM's
     // `runner.query`) leaves the statement queued on it, ahead of the next request's.
+    const dropped = new AbortController();
     const execution = this.send<T>(
       runner,
       connection,
       this.prepared ? 'execute' : 'query',
       sql,
       parameters,
+      dropped.signal,
     );
-    return this.stoppedWithRequest(runner, connection, execution, signal);
+    return this.stoppedWithRequest(runner, connection, execution, signal, dropped);
   }
 
   /**
@@ -261,6 +263,7 @@ export class StatementRunner {
     connection: MysqlConnection,
     execution: Promise<T>,
     signal: AbortSignal | undefined,
+    dropped: AbortController,
   ): Promise<T> {
     if (!signal) return execution;
     let stopping: Promise<void> | undefined;
@@ -268,7 +271,10 @@ export class StatementRunner {
       () => undefined,
       () => undefined,
     );
-    const onAbort = () => (stopping = this.stop(connection, settled));
+    // A statement not on the server yet (held on its way) answers nothing once its connection is
+    // dropped: its wait ends there, not at the client's bound.
+    const onAbort = () =>
+      (stopping = this.stop(connection, settled).then(() => dropped.abort(signal.reason as Error)));
     signal.addEventListener('abort', onAbort, { once: true });
     let result: { rows: T } | { error: unknown };
     try {
@@ -334,6 +340,8 @@ export class StatementRunner {
     method: 'execute' | 'query',
     sql: string,
     parameters: unknown[],
+    /** Its connection was dropped: no answer will come, and the bound is not reached. */
+    dropped?: AbortSignal,
   ): Promise<T[]> {
     const bound = this.clientBoundMs;
     const started = Date.now();
@@ -349,7 +357,16 @@ export class StatementRunner {
           reject(Object.assign(new Error('Query inactivity timeout'), QUERY_TIMEOUT));
         }, bound);
       }
+      const onDropped = () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(dropped!.reason as Error);
+      };
+      if (dropped?.aborted) return onDropped();
+      dropped?.addEventListener('abort', onDropped, { once: true });
       connection[method](sql, parameters, (error, rows) => {
+        dropped?.removeEventListener('abort', onDropped);
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -419,7 +436,7 @@ export class StatementRunner {
     try {
       // A transaction's statement is short on the server: one held on its way is dropped with
       // its connection when the request stops, which ends the transaction.
-      await untilAbandoned(this.send(runner, connection, 'query', sql, []));
+      await this.send(runner, connection, 'query', sql, [], currentRequestSignal());
     } catch (error) {
       this.drop(runner, connection);
       throw error;

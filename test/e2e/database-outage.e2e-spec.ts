@@ -139,6 +139,7 @@ describe('database outage', () => {
           DB_POOL_SIZE: '1',
           ...env,
         },
+        captureLogs: true,
       });
 
     it('answers by the limit when statements, each within it, add up past it', async () => {
@@ -158,6 +159,38 @@ describe('database outage', () => {
         const reply = await list().expect(503);
         expect(Date.now() - started).toBeLessThan(1300);
         expect(reply.headers['retry-after']).toMatch(/^\d+$/);
+        await list().expect(200);
+      } finally {
+        await app.close();
+      }
+    }, 60_000);
+
+    it('answers at the limit when a statement is held on its way, and logs no slow query for it', async () => {
+      const app = await appOnOneConnection({ DB_PREPARED_STATEMENTS: '0' });
+      try {
+        const cached = await app.token({ scopes: ['users:read'] });
+        const list = (query = '') =>
+          app
+            .http()
+            .get(`/v1/users${query}`)
+            .set('Authorization', `Bearer ${cached}`)
+            .timeout(15_000);
+        await list().expect(200);
+        // The page (its total cached) never reaches the server before the limit: its KILL stops
+        // nothing, its connection is dropped, and no answer will come on it (the client's bound
+        // is 3 s).
+        proxy!.delayNext('FROM `users`', 5000);
+        let started = Date.now();
+        await list().expect(503);
+        expect(Date.now() - started).toBeLessThan(1800);
+        // A transaction's end held likewise (a first count, with its page): dropped with its
+        // connection at the limit.
+        proxy!.delayNext('COMMIT', 5000);
+        started = Date.now();
+        await list('?role_id=1').expect(503);
+        expect(Date.now() - started).toBeLessThan(1500);
+        await new Promise((resolve) => setTimeout(resolve, 3500 - (Date.now() - started)));
+        expect(app.logText()).not.toContain('slow query');
         await list().expect(200);
       } finally {
         await app.close();

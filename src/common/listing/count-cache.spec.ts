@@ -272,6 +272,22 @@ describe('CountCache', () => {
       await redis.quit();
     });
 
+    it('counts here once the instance counting gives the lock up without a total', async () => {
+      jest.restoreAllMocks(); // real time: the wait for the other instance is up to 5 s
+      const first = await sharedCache();
+      const second = await sharedCache();
+      let fail!: (error: Error) => void;
+      const failing = first.get('given up', () => new Promise((_, reject) => (fail = reject)));
+      failing.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the first holds the lock
+      const started = Date.now();
+      const counted = second.get('given up', async () => total(7));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      fail(new Error('every request waiting for it left'));
+      expect(await counted).toEqual(total(7));
+      expect(Date.now() - started).toBeLessThan(1000);
+    });
+
     it('recounts and publishes when Redis holds only the old total; others take the new one', async () => {
       const first = await sharedCache();
       const second = await sharedCache();

@@ -222,20 +222,21 @@ export class CountCache implements OnApplicationShutdown {
       const found = await this.readShared(store, key, sharedKey, freshForMs);
       if (found !== undefined) return found;
       locked = await store.lock(lockKey, LOCK_MS);
+      // Another instance is counting this key: wait for its result, within the lock's time, or
+      // count here once it gives the lock up without one (its requests left).
+      const deadline = Date.now() + LOCK_MS;
+      while (!locked && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        const published = await this.readShared(store, key, sharedKey, freshForMs);
+        if (published !== undefined) return published;
+        locked = await store.lock(lockKey, LOCK_MS);
+      }
       if (locked) {
-        // The total may have been published between the first look and taking the lock.
+        // The total may have been published between the last look and taking the lock.
         const published = await this.readShared(store, key, sharedKey, freshForMs);
         if (published !== undefined) {
           await store.unlock(lockKey);
           return published;
-        }
-      } else {
-        // Another instance is counting this key: wait for its result, within the lock's time.
-        const deadline = Date.now() + LOCK_MS;
-        while (Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-          const published = await this.readShared(store, key, sharedKey, freshForMs);
-          if (published !== undefined) return published;
         }
       }
     } catch (error) {
