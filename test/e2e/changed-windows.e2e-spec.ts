@@ -82,6 +82,15 @@ describe.each([
       filter: rangeFilter('updated_to', iso(start + 300 * DAY), 'updated_at', '<'),
       sort: '-created_at',
     },
+    // Windows holding most users: the walk still starts past the few (a month's) it would pass.
+    {
+      filter: rangeFilter('updated_to', iso(start + 1440 * DAY), 'updated_at', '<'),
+      sort: '-created_at',
+    },
+    {
+      filter: rangeFilter('updated_from', iso(start + 60 * DAY), 'updated_at', '>='),
+      sort: 'created_at',
+    },
     // And the mirror: a window on creation in update order, whose hours by `updated_at` hold
     // each hour's range of `created_at`.
     { filter: createdFrom, sort: 'updated_at' },

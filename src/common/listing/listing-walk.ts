@@ -441,8 +441,8 @@ function idSpan(
   return { start: direction === 'DESC' ? histogram.maxId : lowest, perRow };
 }
 
-/** The share of its column's span past which a walk bound leaves too little out to be worth its union. */
-const MOST_OF_THE_WALK = 0.9;
+/** The share of its column's span a walk bound must keep a walk from passing to be worth its union. */
+const LEAST_SKIPPED = 0.01;
 
 /**
  * A window on the column every write sets (`changedAt`), for a walk in id order or in a timestamp
@@ -513,8 +513,11 @@ function walkBoundOf(
     if (reaches) [low, high] = [Math.min(low, first), Math.max(high, last)];
   }
   const empty = low > high;
-  // The sort column does not follow the window (ids of imported users): the walk is about as long.
-  if (!empty && high - low > (highest - lowest) * MOST_OF_THE_WALK) return undefined;
+  // What the bound saves is the stretch a walk passes before the range, from either end (a page
+  // near the end is walked from there): next to none where the sort column does not follow the
+  // window (ids of imported users).
+  const skipped = Math.max(low - lowest, highest - high);
+  if (!empty && skipped < (highest - lowest) * LEAST_SKIPPED) return undefined;
   const range =
     sort === 'id'
       ? {
