@@ -200,6 +200,30 @@ describe('StatementRunner, abandoned requests', () => {
     expect(runner.query).not.toHaveBeenCalled();
   });
 
+  it('drops a connection in a transaction whose client left between two statements', async () => {
+    const connection = busyConnection();
+    connection.query.mockImplementation(
+      (_sql: string, _values: unknown[], callback: (error: null, rows: unknown) => void) =>
+        callback(null, []),
+    );
+    const runner = runnerOn(connection);
+    const statements = await new StatementRunners(mariadb(), NO_REPLICAS).runner({
+      timeoutMs: 1000,
+      prepared: true,
+    });
+    const request = inRequest(async () => {
+      await statements.beginSnapshot(runner);
+      await new Promise((resolve) => setImmediate(resolve)); // the client leaves meanwhile
+      await statements.rollback(runner).catch(() => undefined);
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    request.leave();
+    await request.result;
+    // Rolled back, or dropped: never given back to the pool inside the transaction.
+    const rolledBack = connection.query.mock.calls.some(([sql]) => sql === 'ROLLBACK');
+    expect(rolledBack || connection.destroy.mock.calls.length > 0).toBe(true);
+  });
+
   it('starts no statement once the client has left', async () => {
     const connection = busyConnection();
     const runner = runnerOn(connection);

@@ -453,28 +453,30 @@ export class StatementRunner {
     const bound = this.timeoutMs > 0 ? this.timeoutMs : this.clientBoundMs;
     if (bound <= 0) return pending;
     let timer: NodeJS.Timeout | undefined;
-    let gaveUp = false;
-    // Nothing more is sent on the runner (a snapshot's ROLLBACK would wait again). The late
-    // connection goes back to the pool here, unless the runner, not yet released, will.
-    const giveUp = () => {
-      if (gaveUp) return;
-      gaveUp = true;
-      this.abandoned.add(runner);
-      pending.then(
-        (late) => runner.isReleased && late.release(),
-        () => undefined,
-      );
-    };
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        giveUp();
+        // Nothing more is sent on the runner (a snapshot's ROLLBACK would wait again). The late
+        // connection goes back to the pool here, unless the runner, not yet released, will.
+        this.abandoned.add(runner);
+        pending.then(
+          (late) => runner.isReleased && late.release(),
+          () => undefined,
+        );
         reject(Object.assign(new Error('No database connection came free in time'), QUERY_TIMEOUT));
       }, bound);
     });
     try {
       return await untilAbandoned(Promise.race([pending, timedOut]));
     } catch (error) {
-      giveUp();
+      // Stopped with its request: the connection, late or the runner's own (a transaction may be
+      // open on it), is dropped, so that the server ends what it held.
+      if (currentRequestSignal()?.aborted) {
+        this.abandoned.add(runner);
+        pending.then(
+          (connection) => this.drop(runner, connection),
+          () => undefined,
+        );
+      }
       throw error;
     } finally {
       clearTimeout(timer);
