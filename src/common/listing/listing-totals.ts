@@ -186,6 +186,8 @@ export class ListingTotals {
   ): Promise<ListingTotal> {
     const { repository, criteria } = walk;
     const { recountOptions: options } = this.walks;
+    // As of the take's start: a row changed while it walks may have moved past a mark.
+    const started = Date.now();
     // Up to the settled id: a page counts the rows above, with any committed late.
     const highest = await repository.highestIdNow(options);
     const maxId = Math.min(highest, repository.settledId() ?? highest);
@@ -205,7 +207,7 @@ export class ListingTotals {
     }
     // Fewer than `step` rows are left: counted along the walk's index, from the last mark on.
     const { total } = await repository.count({ ...rest, countIndex: criteria.index }, options);
-    return { total: marks.length * step + total, maxId, marks, countedAt: Date.now() };
+    return { total: marks.length * step + total, maxId, marks, countedAt: started };
   }
 
   /**
