@@ -84,10 +84,9 @@ export class ListingTotals {
   }
 
   /**
-   * The walk's rows per bucket of its sort column, ascending: the rollup's hours, or the criteria's
-   * histogram (with `walkRows`, the rows a walk to a deep page would pass, one cut from a base's;
-   * without, for a page short of DEEP_PAGE_ROWS, its own while no row has changed since). Undefined
-   * for keyset walks the rollup does not answer, sorts without buckets (names) and until the
+   * The walk's rows per bucket of its sort column, ascending: the rollup's hours, or with
+   * `walkRows` (the rows a walk to the page would pass) the criteria's histogram. Undefined for
+   * keyset walks the rollup does not answer, sorts without buckets (names) and until the
    * histogram has been counted once, in the background.
    */
   async spans<TItem extends { id: number }>(
@@ -98,28 +97,17 @@ export class ListingTotals {
     const { sortColumn: column } = criteria;
     if (!repository.timeOrders.has(column)) return undefined;
     const rolled = await this.rolledSpans(walk, column);
-    if (rolled || splitKeyset(criteria)) return rolled;
+    if (rolled || walkRows === undefined || splitKeyset(criteria)) return rolled;
     const bucket = sortBucket(column);
     const window = walk.window();
-    let histogram: ListingTotal | undefined;
-    if (walkRows === undefined) {
-      // A page short of DEEP_PAGE_ROWS: from the criteria's own histogram once counted (in the
-      // background), where no row has changed since its full count (one may have changed bucket).
-      histogram = await this.histogram(walk, bucket);
-      const since = new Date((histogram?.countedAt ?? 0) - this.walks.changeMarginMs);
-      const changes = repository.definition.changedAt !== undefined;
-      if (!histogram || (changes && (await repository.hasChangedSince(since, this.walks.options))))
-        return undefined;
-    } else {
-      histogram =
-        window?.column === column
-          ? await this.windowHistogram(walk, window)
-          : await this.histogram(
-              walk,
-              bucket,
-              window && (() => this.outside(walk, window, bucket, walkRows)),
-            );
-    }
+    const histogram =
+      window?.column === column
+        ? await this.windowHistogram(walk, window)
+        : await this.histogram(
+            walk,
+            bucket,
+            window && (() => this.outside(walk, window, bucket, walkRows)),
+          );
     if (!histogram) return undefined;
     // With the rows above its settled part (a short range of ids) in their buckets, read here: the
     // spans are not kept, so their recent rows need no count of their own.

@@ -75,8 +75,7 @@ export class ListingWalks {
   readonly recountOptions: PageOptions;
   readonly defaultLimit: number;
   private readonly tailHoldbackMs: number;
-  /** How long before a count a row changed may not be in it (committed late, or while it ran). */
-  readonly changeMarginMs: number;
+  private readonly changeMarginMs: number;
   /** Sums of each histogram's buckets, taken once: they are replaced when counted again, never changed. */
   private readonly sumsByBuckets = new WeakMap<readonly Bucket[], BucketSums>();
   private readonly sumsOf = (buckets: readonly Bucket[]): BucketSums => {
