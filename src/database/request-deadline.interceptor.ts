@@ -1,6 +1,7 @@
 import { CallHandler, HttpStatus, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import { finalize, Observable, tap } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { DATABASE_UNAVAILABLE } from '../common/problem-details/database-errors';
 import { ProblemException } from '../common/problem-details/problem.exception';
 import { currentRequest } from './abandoned-requests';
 
@@ -30,10 +31,8 @@ export class RequestDeadlineInterceptor implements NestInterceptor {
 /** A request stopped at its time limit: answered as a statement past the limit is. */
 export class RequestDeadlineError extends ProblemException {
   constructor() {
-    super(
-      HttpStatus.SERVICE_UNAVAILABLE,
-      'The database is unavailable or too slow right now; retry shortly.',
-      { headers: { 'Retry-After': '5' } },
-    );
+    super(HttpStatus.SERVICE_UNAVAILABLE, DATABASE_UNAVAILABLE.detail, {
+      headers: { 'Retry-After': DATABASE_UNAVAILABLE.retryAfterSeconds },
+    });
   }
 }

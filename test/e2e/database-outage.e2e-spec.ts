@@ -142,6 +142,13 @@ describe('database outage', () => {
         captureLogs: true,
       });
 
+    /** `GET /v1/users<query>` on `app` with a users:read token, the client waiting up to 15 s. */
+    const usersOf = async (app: TestApp) => {
+      const token = await app.token({ scopes: ['users:read'] });
+      return (query = '') =>
+        app.http().get(`/v1/users${query}`).set('Authorization', `Bearer ${token}`).timeout(15_000);
+    };
+
     it('answers by the limit when statements, each within it, add up past it', async () => {
       // Text statements (not prepared), so that each carries its SQL; a count with each page.
       const app = await appOnOneConnection({
@@ -149,9 +156,7 @@ describe('database outage', () => {
         COUNT_CACHE_TTL_MS: '0',
       });
       try {
-        const cached = await app.token({ scopes: ['users:read'] });
-        const list = () =>
-          app.http().get('/v1/users').set('Authorization', `Bearer ${cached}`).timeout(15_000);
+        const list = await usersOf(app);
         await list().expect(200);
         // The count and the page each held 700 ms on their way: 1.4 s in all, the limit 1 s.
         proxy!.delayNext('FROM `users`', 700, 2);
@@ -168,13 +173,7 @@ describe('database outage', () => {
     it('answers at the limit when a statement is held on its way, and logs no slow query for it', async () => {
       const app = await appOnOneConnection({ DB_PREPARED_STATEMENTS: '0' });
       try {
-        const cached = await app.token({ scopes: ['users:read'] });
-        const list = (query = '') =>
-          app
-            .http()
-            .get(`/v1/users${query}`)
-            .set('Authorization', `Bearer ${cached}`)
-            .timeout(15_000);
+        const list = await usersOf(app);
         await list().expect(200);
         // The page (its total cached) never reaches the server before the limit: its KILL stops
         // nothing, its connection is dropped, and no answer will come on it (the client's bound
@@ -234,13 +233,7 @@ describe('database outage', () => {
       // Every request counts its total with its page, in a snapshot.
       const app = await appOnOneConnection({ COUNT_CACHE_TTL_MS: '0' });
       try {
-        const cached = await app.token({ scopes: ['users:read'] });
-        const list = (query = '') =>
-          app
-            .http()
-            .get(`/v1/users${query}`)
-            .set('Authorization', `Bearer ${cached}`)
-            .timeout(15_000);
+        const list = await usersOf(app);
         await list().expect(200);
         // The first's snapshot is held on its way: it stops at its limit (1 s), not at the
         // client's bound (the limit plus 2 s), and gives the connection up then.
@@ -304,9 +297,7 @@ describe('database outage', () => {
       });
       const locker = await createConnection({ uri: database.env.DATABASE_URL });
       try {
-        const cached = await app.token({ scopes: ['users:read'] });
-        const list = () =>
-          app.http().get('/v1/users').set('Authorization', `Bearer ${cached}`).timeout(15_000);
+        const list = await usersOf(app);
         // Its version asked on the pool's one connection, not on one more.
         await list().expect(200);
         // The one connection waits on the lock; the next request's second is refused (1203).

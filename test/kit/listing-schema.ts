@@ -1,6 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { ListingDefinition } from '../../src/common/listing/listing-definition';
-import { listingRepositories } from '../../src/common/listing/listing-warmup';
+import { listingRepositories } from '../../src/common/listing/listing.repository';
 import type { TestApp } from './test-app';
 
 /** The definitions of the listings the app serves, found as its warm-up finds them. */

@@ -102,9 +102,9 @@ export class CountCache implements OnApplicationShutdown {
       return cached.value;
     }
 
-    // A request stops waiting when it is stopped; the count goes on while others wait for it.
+    // A request stops waiting when it is stopped; the count goes on while others wait for it. One
+    // being stopped (every request waiting for it left) would fail this one too: counted anew.
     const running = this.inFlight.get(key);
-    // One being stopped (every request waiting for it left) would fail this one too: counted anew.
     if (running && !running.work.stopped) {
       running.work.join();
       return untilAbandoned(running.total);

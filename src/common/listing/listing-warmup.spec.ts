@@ -3,6 +3,7 @@ import type { AppConfig } from '../../config/app-config';
 import type { DatabaseAvailability } from '../../database/database-availability';
 import type { ListingRollups } from './listing-rollup';
 import type { ListingTotals } from './listing-totals';
+import type { TailWatch } from './tail-watch';
 import { ListingWarmup } from './listing-warmup';
 import { ListingRepository } from './listing.repository';
 
@@ -21,11 +22,11 @@ describe('ListingWarmup', () => {
       { warm: async (...args: unknown[]) => void warmed.push(args) } as unknown as ListingTotals,
       { build: async () => undefined, filterValues: () => [] } as unknown as ListingRollups,
       { whenUp: async () => undefined } as unknown as DatabaseAvailability,
+      { settled: () => table.settledId !== undefined } as unknown as TailWatch,
       {
         countCacheWarmup: true,
         countCacheTtlMs: 60_000,
         countCacheFullRecountMs: 0,
-        tailHoldbackMs: 1000,
       } as AppConfig,
     );
     warmup.onApplicationBootstrap();

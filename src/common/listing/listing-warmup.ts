@@ -10,16 +10,10 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { DatabaseAvailability } from '../../database/database-availability';
 import { ListingTotals } from './listing-totals';
 import { ListingRollups } from './listing-rollup';
-import { ListingRepository } from './listing.repository';
+import { listingRepositories, type ListingRepository } from './listing.repository';
+import { TailWatch } from './tail-watch';
 
 type AnyListingRepository = ListingRepository<{ id: number }>;
-
-/** Every listing repository the app provides (each module's own). */
-export const listingRepositories = (discovery: DiscoveryService): AnyListingRepository[] =>
-  discovery
-    .getProviders()
-    .map((wrapper) => wrapper.instance as unknown)
-    .filter((instance): instance is AnyListingRepository => instance instanceof ListingRepository);
 
 /**
  * Once the database is up, builds the rollups and counts in the background the totals and
@@ -38,6 +32,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
     private readonly totals: ListingTotals,
     private readonly rollups: ListingRollups,
     private readonly availability: DatabaseAvailability,
+    private readonly tailWatch: TailWatch,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -49,7 +44,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
     this.pending = work.length;
     const repositories = [...new Set(work.map(({ repository }) => repository))];
     void this.availability.whenUp().then(async () => {
-      await this.settled(repositories);
+      await this.settled();
       const started = Date.now();
       // The rollups first: the totals of the few-valued filters' values come from them, and the
       // values of rolled-up columns that declare none (users' roles).
@@ -104,9 +99,8 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
    * Once each table has a settled id (TailWatch): the rollups and histograms then hold every row
    * up to it, a row committed late too, which the implied id bounds rely on (`impliedIdBounds`).
    */
-  private async settled(repositories: AnyListingRepository[]): Promise<void> {
-    const unsettled = () => repositories.some((repository) => repository.settledId() === undefined);
-    while (!this.stopped && this.config.tailHoldbackMs > 0 && unsettled()) {
+  private async settled(): Promise<void> {
+    while (!this.stopped && !this.tailWatch.settled()) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { DiscoveryService } from '@nestjs/core';
 import { DataSource, QueryRunner } from 'typeorm';
 import {
   ReadOptions,
@@ -143,7 +144,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const from = this.recentFrom(floor);
     // Two statements (the rows, and those above the settled id) read one snapshot; one needs none.
     return this.value(
-      from !== undefined && from !== (floor ?? 0),
+      from !== undefined && !recentIsAll(from, floor),
       (runner, statements) =>
         this.countSettledIn(runner, statements, criteria, bucket, floor, from),
       options,
@@ -161,10 +162,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const counted = floor === undefined ? criteria : idsAbove(criteria, floor);
     const whole = await this.countIn(runner, statements, counted, bucket);
     if (from === undefined) return whole;
-    const recent =
-      from === (floor ?? 0)
-        ? whole
-        : await this.countIn(runner, statements, idsAbove(criteria, from), bucket);
+    const recent = recentIsAll(from, floor)
+      ? whole
+      : await this.countIn(runner, statements, idsAbove(criteria, from), bucket);
     return { ...whole, recent: { settledId: from, total: recent.total, buckets: recent.buckets } };
   }
 
@@ -818,6 +818,9 @@ export function settledPart(counted: ListingTotal): ListingTotal {
   return settled;
 }
 
+/** Whether a count's recent rows, from `from`, are all it counts (above `floor`, or every row). */
+const recentIsAll = (from: number, floor?: number): boolean => from === (floor ?? 0);
+
 /** Seconds from 0001-01-01T00:00:00Z to 1970. */
 const YEAR_ONE_SECONDS = 62_135_596_800;
 
@@ -842,3 +845,15 @@ const walksFromEnd = (offset: number, limit: number, total: number): boolean =>
   offset >= limit && offset * 2 + limit > total;
 
 const reverse = (direction: SortDirection): SortDirection => (direction === 'ASC' ? 'DESC' : 'ASC');
+
+/** Every listing repository the app provides (each module's own). */
+export const listingRepositories = (
+  discovery: DiscoveryService,
+): ListingRepository<{ id: number }>[] =>
+  discovery
+    .getProviders()
+    .map((wrapper) => wrapper.instance as unknown)
+    .filter(
+      (instance): instance is ListingRepository<{ id: number }> =>
+        instance instanceof ListingRepository,
+    );

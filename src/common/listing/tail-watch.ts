@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { DiscoveryService } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { DatabaseAvailability } from '../../database/database-availability';
-import { listingRepositories } from './listing-warmup';
+import { listingRepositories } from './listing.repository';
 
 /**
  * Reads each listing's highest id every second (a lookup at the end of its primary key), so that

@@ -39,6 +39,12 @@ const UNAVAILABLE_CODES = new Set([
 // MariaDB 1969: "Query execution was interrupted (max_statement_time exceeded)". 1317 interrupted.
 const UNAVAILABLE_ERRNOS = new Set([...GONE_ERRNOS, 3024, 1969, 1317]);
 
+/** How a reply says the database cannot answer right now, and when to retry (seconds). */
+export const DATABASE_UNAVAILABLE = {
+  detail: 'The database is unavailable or too slow right now; retry shortly.',
+  retryAfterSeconds: '5',
+};
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   return saysAnyOf(error, UNAVAILABLE_CODES, UNAVAILABLE_ERRNOS);
 }

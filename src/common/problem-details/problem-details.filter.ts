@@ -11,7 +11,7 @@ import { STATUS_CODES } from 'node:http';
 import { pathAndQuery } from '../http/request-target';
 import { redactTokens } from '../auth/token-redaction';
 import { NotModified, ProblemException, ProblemOptions } from './problem.exception';
-import { isDatabaseUnavailable } from './database-errors';
+import { DATABASE_UNAVAILABLE, isDatabaseUnavailable } from './database-errors';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -50,9 +50,6 @@ export function sendProblem(
     .type(PROBLEM_CONTENT_TYPE)
     .send(redactTokens(JSON.stringify(body)));
 }
-
-/** Seconds a client should wait before retrying while the database is unavailable. */
-const DATABASE_RETRY_AFTER_SECONDS = '5';
 
 /**
  * Renders every error as RFC 9457 problem details. Known errors keep their status and message;
@@ -102,8 +99,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       });
       return {
         status: HttpStatus.SERVICE_UNAVAILABLE,
-        detail: 'The database is unavailable or too slow right now; retry shortly.',
-        options: { headers: { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS } },
+        detail: DATABASE_UNAVAILABLE.detail,
+        options: { headers: { 'Retry-After': DATABASE_UNAVAILABLE.retryAfterSeconds } },
       };
     }
     // The request's id ties this line to the request's own access-log line.
