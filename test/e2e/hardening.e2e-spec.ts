@@ -174,6 +174,26 @@ describe('HTTP hardening', () => {
     expect(head).toContain('X-Request-Id: trace-417');
   });
 
+  it('answers an HTTP/1.1 request without Host with a 400 problem and a request id', async () => {
+    const reply = await rawExchange(
+      `GET /v1/users HTTP/1.1\r\nX-Request-Id: trace-host\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
+    const [head, body] = reply.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1.1 400 /);
+    expect(head).toMatch(/\r\nContent-Type: application\/problem\+json/i);
+    expect(JSON.parse(body)).toMatchObject({
+      status: 400,
+      detail: expect.stringMatching(/Host header/),
+      request_id: 'trace-host',
+    });
+    // HTTP/1.0 has no Host to require.
+    const older = await rawExchange(
+      `GET /v1/users?limit=1 HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      false,
+    );
+    expect(older).toMatch(/^HTTP\/1.1 200 /);
+  });
+
   it('closes, never writes into, a connection whose earlier response is still being sent', async () => {
     // Pipelined: the parser refuses the second request while the first is being answered.
     const reply = await rawExchange(

@@ -22,14 +22,17 @@ export function applyServerLimits(server: Server): void {
   // Past its count Node drops fields silently (a second Authorization among them): counted instead
   // by requestHeaderFieldsMiddleware, which answers 431; the byte limit bounds them meanwhile.
   server.maxHeadersCount = 0;
+  // A request without Host is refused by requestHeaderFieldsMiddleware, as problem+json.
+  (server as Server & { requireHostHeader?: boolean }).requireHostHeader = false;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   answerParserErrors(server, MAX_HEADER_BYTES);
 }
 
 /**
- * 431 past MAX_HEADER_FIELDS header fields, and 400 for more than one `Authorization` field (Node
- * keeps the first; a proxy in front may read another): before the rate limit reads the token.
+ * 431 past MAX_HEADER_FIELDS header fields; 400 for an HTTP/1.1 request without `Host` (RFC 9112
+ * 3.2), and for more than one `Authorization` field (Node keeps the first; a proxy in front may
+ * read another): before the rate limit reads the token.
  */
 export function requestHeaderFieldsMiddleware(
   request: Request,
@@ -43,6 +46,15 @@ export function requestHeaderFieldsMiddleware(
       response,
       431, // Request Header Fields Too Large (not in HttpStatus)
       `The request carries more than ${MAX_HEADER_FIELDS} header fields.`,
+    );
+    return;
+  }
+  if (request.httpVersion === '1.1' && request.headers.host === undefined) {
+    sendProblem(
+      request,
+      response,
+      HttpStatus.BAD_REQUEST,
+      'An HTTP/1.1 request must carry a Host header.',
     );
     return;
   }
