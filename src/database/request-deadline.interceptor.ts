@@ -1,5 +1,5 @@
 import { CallHandler, HttpStatus, Inject, Injectable, NestInterceptor } from '@nestjs/common';
-import { finalize, Observable, tap } from 'rxjs';
+import { mergeMap, Observable, race, throwError, timer } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { DATABASE_UNAVAILABLE } from '../common/problem-details/database-errors';
 import { ProblemException } from '../common/problem-details/problem.exception';
@@ -7,8 +7,8 @@ import { currentRequest } from './abandoned-requests';
 
 /**
  * Stops a request's database work once DB_STATEMENT_TIMEOUT_MS has passed since it arrived, as
- * when its client leaves, and it answers 503: each statement and wait is bounded by the limit, and
- * a page's few would otherwise add up past it. An export is bounded up to its first rows.
+ * when its client leaves, and answers 503 then, not once the work has unwound (a KILL, a dropped
+ * connection). An export is bounded up to its first rows.
  */
 @Injectable()
 export class RequestDeadlineInterceptor implements NestInterceptor {
@@ -22,9 +22,14 @@ export class RequestDeadlineInterceptor implements NestInterceptor {
     const request = currentRequest();
     if (this.limitMs <= 0 || !request) return next.handle();
     const left = Math.max(0, request.arrivedAt + this.limitMs - Date.now());
-    const timer = setTimeout(() => request.stop(new RequestDeadlineError()), left);
-    const done = () => clearTimeout(timer);
-    return next.handle().pipe(tap({ next: done }), finalize(done));
+    const deadline = timer(left).pipe(
+      mergeMap(() => {
+        const error = new RequestDeadlineError();
+        request.stop(error);
+        return throwError(() => error);
+      }),
+    );
+    return race(next.handle(), deadline);
   }
 }
 
