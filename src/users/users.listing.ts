@@ -29,6 +29,8 @@ export const usersListing = defineListing(ListUsersQueryDto, {
       bounded: true as const,
     })),
     { index: 'ix_users_role_id', equals: ['role_id'], sort: 'id' },
+    // A role's users in the order they change (its other orders: the rollup and marks position them).
+    { index: 'ix_users_role_updated_at', equals: ['role_id'], sort: 'updated_at' },
     // The same orders carrying every other filtered column (the migration's covering indexes):
     // any filter set is checked there, and a window's matches sorted, without reading a row.
     ...(['created_at', 'updated_at', 'name', 'email'] as const).map((sort) => ({

@@ -54,6 +54,20 @@ describe('choosePlan', () => {
     expect(plan.trial).toBeUndefined();
   });
 
+  it('walks a role’s own index in updated_at order to a middle page', () => {
+    // 2M users, a role of 100k: the middle page is 50k rows into it.
+    const byRole = estimates(2_000_000, { role_id: 0.05 }, ['role_id']);
+    const middle = choosePlan(
+      usersListing.indexes,
+      bound(['role_id']),
+      'updated_at',
+      50_000,
+      byRole,
+    );
+    expect(middle).toMatchObject({ kind: 'walk', index: 'ix_users_role_updated_at' });
+    expect(middle.cost).toBeLessThanOrEqual(2500);
+  });
+
   it('counts through the most selective index, whatever the sort', () => {
     const share = { success: 0.2, ip_address: 0.00001 };
     const all = ['success', 'ip_address'];

@@ -6,6 +6,7 @@ import { IndexPerFilterAndSort1764028800000 } from './1764028800000-index-per-fi
 import { UsersCoveringIndexes1764201600000 } from './1764201600000-users-covering-indexes';
 import { UsersNameEmailShared1764374400000 } from './1764374400000-users-name-email-shared';
 import { UsersNameCollation1764547200000 } from './1764547200000-users-name-collation';
+import { UsersRoleUpdatedAtIndex1764720000000 } from './1764720000000-users-role-updated-at-index';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   UsersCoveringIndexes1764201600000,
   UsersNameEmailShared1764374400000,
   UsersNameCollation1764547200000,
+  UsersRoleUpdatedAtIndex1764720000000,
 ];
