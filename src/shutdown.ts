@@ -62,11 +62,23 @@ export async function drainAndClose(
     return 1;
   }
 
+  // Bounded too: a close that never ends (a pool waiting on a connection) must not keep the
+  // process from exiting.
+  let closeTimer: NodeJS.Timeout | undefined;
   try {
-    await app.close();
+    const closed = await Promise.race([
+      app.close().then(() => true),
+      new Promise<false>((resolve) => (closeTimer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    if (!closed) {
+      logger.error(`the app did not close within ${timeoutMs} ms; exiting anyway`);
+      return 1;
+    }
   } catch (error) {
     logger.error(`error while closing: ${String(error)}`);
     return 1;
+  } finally {
+    clearTimeout(closeTimer);
   }
   logger.log('stopped: requests drained, database pool closed');
   return 0;

@@ -1,4 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Optional } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import { clientBoundFor } from './app-data-source-options';
 import { currentRequestSignal, stopIfAbandoned, untilAbandoned } from './abandoned-requests';
@@ -44,6 +44,21 @@ export interface StatementOptions {
   clientBoundMs?: number;
 }
 
+/** Statements being stopped (KILLs, then their connection dropped), until they have been. */
+class StopsInProgress {
+  private readonly running = new Set<Promise<unknown>>();
+
+  track(stop: Promise<unknown>): void {
+    this.running.add(stop);
+    const done = () => this.running.delete(stop);
+    stop.then(done, done);
+  }
+
+  async ended(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+}
+
 /** How a read runs: its statements' limit and form, and on which server. */
 export interface ReadOptions {
   /** Time limit of each statement, in ms (0 = none). */
@@ -69,8 +84,9 @@ const MIN_RETRY_MS = 300;
  * `StatementRunner` shares: the database's dialect (asked once) and the query killer.
  */
 @Injectable()
-export class StatementRunners {
+export class StatementRunners implements BeforeApplicationShutdown {
   private dialect?: Promise<SqlDialect>;
+  private readonly stops = new StopsInProgress();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -86,7 +102,15 @@ export class StatementRunners {
     options: StatementOptions,
     on: DataSource = this.dataSource,
   ): Promise<StatementRunner> {
-    return new StatementRunner(on, await this.primaryDialect(), options, this.killer);
+    return new StatementRunner(on, await this.primaryDialect(), options, this.killer, this.stops);
+  }
+
+  /**
+   * The pools close once the statements being stopped have been: a connection mysql2 drops after
+   * its pool has begun to close stays in it, and the close never ends.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stops.ended();
   }
 
   /** The primary's dialect, asked once (again after a failure). */
@@ -213,6 +237,7 @@ export class StatementRunner {
     private readonly dialect: SqlDialect,
     options: StatementOptions,
     private readonly killer?: QueryKiller,
+    private readonly stops?: StopsInProgress,
   ) {
     this.timeoutMs = options.timeoutMs;
     this.prepared = options.prepared && dialect.isServer;
@@ -273,8 +298,10 @@ export class StatementRunner {
     );
     // A statement not on the server yet (held on its way) answers nothing once its connection is
     // dropped: its wait ends there, not at the client's bound.
-    const onAbort = () =>
-      (stopping = this.stop(connection, settled).then(() => dropped.abort(signal.reason as Error)));
+    const onAbort = () => {
+      stopping = this.stop(connection, settled).then(() => dropped.abort(signal.reason as Error));
+      this.stops?.track(stopping);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
     let result: { rows: T } | { error: unknown };
     try {

@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
 import { Public } from '../common/auth/auth.decorators';
 import { ProblemException } from '../common/problem-details/problem.exception';
+import { OwnTimeLimit } from '../database/request-deadline.interceptor';
 import { ReadinessIndicators } from './readiness.indicators';
 
 @ApiExcludeController()
@@ -36,6 +37,7 @@ export class HealthController {
    */
   @Get('ready')
   @HealthCheck()
+  @OwnTimeLimit()
   async ready() {
     try {
       return await this.health.check(this.readinessChecks);

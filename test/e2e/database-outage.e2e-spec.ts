@@ -1,5 +1,6 @@
 import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
+import { drainAndClose } from '../../src/shutdown';
 import {
   createTestDatabase,
   MYSQL_SERVER_URL,
@@ -309,6 +310,42 @@ describe('database outage', () => {
         await locker.end();
         await app.close();
         await kit.dataSource.query(`DROP USER '${user}'@'127.0.0.1'`);
+      }
+    }, 60_000);
+
+    it('shuts down at once after a request stopped at its limit while its count is held', async () => {
+      // Every request counts with its page; the count is stopped with the request and its
+      // connection dropped after it answered: the pool closes once that is done, not before.
+      const app = await appOnOneConnection({
+        DB_PREPARED_STATEMENTS: '0',
+        COUNT_CACHE_TTL_MS: '0',
+      });
+      try {
+        const list = await usersOf(app);
+        await list().expect(200);
+        proxy!.delayNext('FROM `users`', 5000);
+        await list().expect(503);
+        const started = Date.now();
+        const code = await Promise.race([
+          drainAndClose(app.app, 8000, 'test'),
+          new Promise((resolve) => setTimeout(() => resolve('still closing'), 10_000)),
+        ]);
+        expect(code).toBe(0);
+        expect(Date.now() - started).toBeLessThan(3000);
+      } finally {
+        await app.close().catch(() => undefined);
+      }
+    }, 60_000);
+
+    it('answers readiness with what is down when the database is slow, not the request limit', async () => {
+      const app = await appOnOneConnection({});
+      try {
+        await app.http().get('/health/ready').expect(200);
+        proxy!.delayNext('SELECT 1', 5000);
+        const reply = await app.http().get('/health/ready').timeout(15_000).expect(503);
+        expect(reply.body.detail).toMatch(/^Not ready: database is down/);
+      } finally {
+        await app.close();
       }
     }, 60_000);
 

@@ -28,6 +28,18 @@ export class InFlightRequests {
     next();
   };
 
+  /** Counts work a request left running past its reply (stopped at its deadline) until released. */
+  hold(): () => void {
+    this.running++;
+    let held = true;
+    return () => {
+      if (held) {
+        held = false;
+        this.finished();
+      }
+    };
+  }
+
   /** Resolves once no request is running. */
   idle(): Promise<void> {
     if (this.running === 0) return Promise.resolve();

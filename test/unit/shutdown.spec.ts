@@ -1,0 +1,19 @@
+import type { INestApplication } from '@nestjs/common';
+import { createServer } from 'node:http';
+import { InFlightRequests } from '../../src/common/http/in-flight-requests';
+import { drainAndClose } from '../../src/shutdown';
+
+describe('drainAndClose', () => {
+  it('exits with 1 when the app does not close within the bound, instead of waiting for ever', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const app = {
+      getHttpServer: () => server,
+      get: () => new InFlightRequests(),
+      close: () => new Promise<void>(() => undefined), // a pool that never ends
+    } as unknown as INestApplication;
+    const started = Date.now();
+    expect(await drainAndClose(app, 300, 'test')).toBe(1);
+    expect(Date.now() - started).toBeLessThan(2000);
+  }, 5000);
+});
