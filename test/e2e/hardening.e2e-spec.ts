@@ -186,6 +186,11 @@ describe('HTTP hardening', () => {
       detail: expect.stringMatching(/Host header/),
       request_id: 'trace-host',
     });
+    const twice = await rawExchange(
+      `GET /v1/users HTTP/1.1\r\nHost: x\r\nHost: y\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
+    expect(twice).toMatch(/^HTTP\/1\.1 400 /);
+    expect(twice).toContain('more than one Host header');
     // HTTP/1.0 has no Host to require.
     const older = await rawExchange(
       `GET /v1/users?limit=1 HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`,

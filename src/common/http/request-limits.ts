@@ -30,8 +30,8 @@ export function applyServerLimits(server: Server): void {
 }
 
 /**
- * 431 past MAX_HEADER_FIELDS header fields; 400 for an HTTP/1.1 request without `Host` (RFC 9112
- * 3.2), and for more than one `Authorization` field (Node keeps the first; a proxy in front may
+ * 431 past MAX_HEADER_FIELDS header fields; 400 for an HTTP/1.1 request without `Host` or with
+ * several (RFC 9112 3.2), and for more than one `Authorization` field (Node keeps the first; a proxy in front may
  * read another): before the rate limit reads the token.
  */
 export function requestHeaderFieldsMiddleware(
@@ -58,11 +58,20 @@ export function requestHeaderFieldsMiddleware(
     );
     return;
   }
-  let authorizations = 0;
+  let [authorizations, hosts] = [0, 0];
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === 'authorization') {
-      authorizations++;
-    }
+    const name = rawHeaders[i].toLowerCase();
+    if (name === 'authorization') authorizations++;
+    else if (name === 'host') hosts++;
+  }
+  if (hosts > 1) {
+    sendProblem(
+      request,
+      response,
+      HttpStatus.BAD_REQUEST,
+      'The request carries more than one Host header.',
+    );
+    return;
   }
   if (authorizations > 1) {
     sendProblem(
