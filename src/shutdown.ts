@@ -2,6 +2,9 @@ import { INestApplication, Logger } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { InFlightRequests } from './common/http/in-flight-requests';
 
+/** The least time the app is given to close, after the drain (its stops, its pools). */
+const CLOSE_MS = 2000;
+
 /**
  * Graceful shutdown on SIGTERM/SIGINT: `drainAndClose`, then exit with its code.
  */
@@ -36,6 +39,7 @@ export async function drainAndClose(
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
   const requests = app.get(InFlightRequests);
+  const started = Date.now();
   logger.log(`${reason} received: draining in-flight requests (up to ${timeoutMs} ms)`);
 
   // Replies from now on close their connection, and idle keep-alive connections are closed as
@@ -62,16 +66,17 @@ export async function drainAndClose(
     return 1;
   }
 
-  // Bounded too: a close that never ends (a pool waiting on a connection) must not keep the
-  // process from exiting.
+  // Within what is left of the period (at least CLOSE_MS): a close that never ends (a pool
+  // waiting on a connection) must not keep the process from exiting.
+  const closeMs = Math.max(CLOSE_MS, timeoutMs - (Date.now() - started));
   let closeTimer: NodeJS.Timeout | undefined;
   try {
     const closed = await Promise.race([
       app.close().then(() => true),
-      new Promise<false>((resolve) => (closeTimer = setTimeout(() => resolve(false), timeoutMs))),
+      new Promise<false>((resolve) => (closeTimer = setTimeout(() => resolve(false), closeMs))),
     ]);
     if (!closed) {
-      logger.error(`the app did not close within ${timeoutMs} ms; exiting anyway`);
+      logger.error(`the app did not close within ${closeMs} ms; exiting anyway`);
       return 1;
     }
   } catch (error) {

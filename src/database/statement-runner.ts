@@ -44,18 +44,29 @@ export interface StatementOptions {
   clientBoundMs?: number;
 }
 
-/** Statements being stopped (KILLs, then their connection dropped), until they have been. */
-class StopsInProgress {
-  private readonly running = new Set<Promise<unknown>>();
+/**
+ * Statements running, and those being stopped (KILLs, then their connection dropped): at shutdown
+ * the ones still running (background counts) are stopped, and the pools close once all have been.
+ */
+class StatementsInProgress {
+  private readonly running = new Set<() => Promise<unknown>>();
+  private readonly stopping = new Set<Promise<unknown>>();
+
+  /** Registers how to stop a running statement; returns what unregisters it. */
+  add(stop: () => Promise<unknown>): () => void {
+    this.running.add(stop);
+    return () => this.running.delete(stop);
+  }
 
   track(stop: Promise<unknown>): void {
-    this.running.add(stop);
-    const done = () => this.running.delete(stop);
+    this.stopping.add(stop);
+    const done = () => this.stopping.delete(stop);
     stop.then(done, done);
   }
 
-  async ended(): Promise<void> {
-    await Promise.allSettled([...this.running]);
+  async stopAll(): Promise<void> {
+    for (const stop of this.running) this.track(stop());
+    await Promise.allSettled([...this.stopping]);
   }
 }
 
@@ -86,7 +97,7 @@ const MIN_RETRY_MS = 300;
 @Injectable()
 export class StatementRunners implements BeforeApplicationShutdown {
   private dialect?: Promise<SqlDialect>;
-  private readonly stops = new StopsInProgress();
+  private readonly statements = new StatementsInProgress();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -102,15 +113,21 @@ export class StatementRunners implements BeforeApplicationShutdown {
     options: StatementOptions,
     on: DataSource = this.dataSource,
   ): Promise<StatementRunner> {
-    return new StatementRunner(on, await this.primaryDialect(), options, this.killer, this.stops);
+    return new StatementRunner(
+      on,
+      await this.primaryDialect(),
+      options,
+      this.killer,
+      this.statements,
+    );
   }
 
   /**
-   * The pools close once the statements being stopped have been: a connection mysql2 drops after
-   * its pool has begun to close stays in it, and the close never ends.
+   * Stops what still runs once requests have drained (background counts), and lets the pools close
+   * once every stop has ended: mysql2 keeps a connection dropped after its pool began to close.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.stops.ended();
+    await this.statements.stopAll();
   }
 
   /** The primary's dialect, asked once (again after a failure). */
@@ -237,7 +254,7 @@ export class StatementRunner {
     private readonly dialect: SqlDialect,
     options: StatementOptions,
     private readonly killer?: QueryKiller,
-    private readonly stops?: StopsInProgress,
+    private readonly statements?: StatementsInProgress,
   ) {
     this.timeoutMs = options.timeoutMs;
     this.prepared = options.prepared && dialect.isServer;
@@ -274,7 +291,14 @@ export class StatementRunner {
       parameters,
       dropped.signal,
     );
-    return this.stoppedWithRequest(runner, connection, execution, signal, dropped);
+    const unregister = this.statements?.add(() =>
+      this.stop(connection, settledOf(execution)).then(() => dropped.abort(new AppClosingError())),
+    );
+    try {
+      return await this.stoppedWithRequest(runner, connection, execution, signal, dropped);
+    } finally {
+      unregister?.();
+    }
   }
 
   /**
@@ -292,15 +316,12 @@ export class StatementRunner {
   ): Promise<T> {
     if (!signal) return execution;
     let stopping: Promise<void> | undefined;
-    const settled = execution.then(
-      () => undefined,
-      () => undefined,
-    );
+    const settled = settledOf(execution);
     // A statement not on the server yet (held on its way) answers nothing once its connection is
     // dropped: its wait ends there, not at the client's bound.
     const onAbort = () => {
       stopping = this.stop(connection, settled).then(() => dropped.abort(signal.reason as Error));
-      this.stops?.track(stopping);
+      this.statements?.track(stopping);
     };
     signal.addEventListener('abort', onAbort, { once: true });
     let result: { rows: T } | { error: unknown };
@@ -514,5 +535,19 @@ export class StatementRunner {
   private drop(runner: QueryRunner, connection: MysqlConnection): void {
     this.abandoned.add(runner);
     connection.destroy();
+  }
+}
+
+/** When `work` has ended, either way. */
+const settledOf = (work: Promise<unknown>): Promise<void> =>
+  work.then(
+    () => undefined,
+    () => undefined,
+  );
+
+/** A statement stopped because the app is shutting down. */
+class AppClosingError extends Error {
+  constructor() {
+    super('The app is shutting down');
   }
 }

@@ -337,6 +337,31 @@ describe('database outage', () => {
       }
     }, 60_000);
 
+    it('stops a background recount at shutdown instead of waiting for it', async () => {
+      // A total past its refresh-ahead point is recounted in the background, held here far past
+      // the shutdown period.
+      const app = await appOnOneConnection({
+        DB_POOL_SIZE: '2',
+        COUNT_CACHE_TTL_MS: '4000',
+        COUNT_CACHE_WARMUP: 'false',
+        DB_PREPARED_STATEMENTS: '0',
+      });
+      try {
+        const list = await usersOf(app);
+        await list().expect(200);
+        await new Promise((resolve) => setTimeout(resolve, 2300));
+        proxy!.delayNext('COUNT(*)', 15_000);
+        await list().expect(200);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const started = Date.now();
+        expect(await drainAndClose(app.app, 8000, 'test')).toBe(0);
+        expect(Date.now() - started).toBeLessThan(3000);
+        expect(app.logText()).not.toMatch(/"level":50/);
+      } finally {
+        await app.close().catch(() => undefined);
+      }
+    }, 60_000);
+
     it('answers readiness with what is down when the database is slow, not the request limit', async () => {
       const app = await appOnOneConnection({});
       try {

@@ -14,6 +14,6 @@ describe('drainAndClose', () => {
     } as unknown as INestApplication;
     const started = Date.now();
     expect(await drainAndClose(app, 300, 'test')).toBe(1);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(3000); // the close is given at least 2 s
   }, 5000);
 });
