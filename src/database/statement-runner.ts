@@ -51,6 +51,12 @@ export interface StatementOptions {
 class StatementsInProgress {
   private readonly running = new Set<() => Promise<unknown>>();
   private readonly stopping = new Set<Promise<unknown>>();
+  private closing = false;
+
+  /** Once the stops have begun, no statement starts: it could not be stopped. */
+  refuseIfClosing(): void {
+    if (this.closing) throw new AppClosingError();
+  }
 
   /** Registers how to stop a running statement; returns what unregisters it. */
   add(stop: () => Promise<unknown>): () => void {
@@ -65,6 +71,7 @@ class StatementsInProgress {
   }
 
   async stopAll(): Promise<void> {
+    this.closing = true;
     for (const stop of this.running) this.track(stop());
     await Promise.allSettled([...this.stopping]);
   }
@@ -277,9 +284,11 @@ export class StatementRunner {
     const [expanded, parameters] = expandStatement(this.dataSource, statement);
     const sql = this.dialect.limited(expanded, this.timeoutMs);
     if (!this.dialect.isServer) return runner.query(sql, parameters) as Promise<T[]>;
+    this.statements?.refuseIfClosing();
     // Waiting for a free connection can take a while under load: the client may be gone by then.
     const connection = await this.connection(runner);
     stopIfAbandoned(signal);
+    this.statements?.refuseIfClosing();
     // Bounded in `send`, which drops the connection at its bound: mysql2's own timeout (TypeORM's
     // `runner.query`) leaves the statement queued on it, ahead of the next request's.
     const dropped = new AbortController();
@@ -291,11 +300,18 @@ export class StatementRunner {
       parameters,
       dropped.signal,
     );
-    const unregister = this.statements?.add(() =>
-      this.stop(connection, settledOf(execution)).then(() => dropped.abort(new AppClosingError())),
-    );
+    let closing = false;
+    const unregister = this.statements?.add(() => {
+      closing = true;
+      return this.stop(connection, settledOf(execution)).then(() =>
+        dropped.abort(new AppClosingError()),
+      );
+    });
     try {
       return await this.stoppedWithRequest(runner, connection, execution, signal, dropped);
+    } catch (error) {
+      // Stopped for the shutdown (KILLed, or dropped): said as such, not as the driver's error.
+      throw closing ? new AppClosingError() : error;
     } finally {
       unregister?.();
     }

@@ -156,7 +156,7 @@ describe('CountCache', () => {
       expect(warn).toHaveBeenCalledTimes(1); // while it runs: a failure worth a line
       clock = 1000;
       await counts.get('k', () => Promise.resolve(total(1)));
-      counts.onApplicationShutdown();
+      counts.onModuleDestroy();
       clock = 1500;
       await counts.get('k', never, fail);
       await settle();

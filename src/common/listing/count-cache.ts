@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import {
   AbandonedRequestError,
@@ -37,7 +37,7 @@ const REFRESH_AHEAD_COUNT_TIMES = 2;
  * instances through Redis when configured (docs/architecture.md, Count cache).
  */
 @Injectable()
-export class CountCache implements OnApplicationShutdown {
+export class CountCache implements OnModuleDestroy {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, { total: Promise<ListingTotal>; work: SharedWork }>();
   private readonly ttlMs: number;
@@ -75,7 +75,7 @@ export class CountCache implements OnApplicationShutdown {
     if (this.ttlMs > 0 && shared) this.shared = shared;
   }
 
-  onApplicationShutdown(): void {
+  onModuleDestroy(): void {
     this.stopped = true;
   }
 
@@ -273,7 +273,7 @@ export class CountCache implements OnApplicationShutdown {
   private sharedFailed(error: Error): void {
     // Every request that would have shared a total fails alike: one line every half minute.
     const now = Date.now();
-    if (now - this.sharedFailureLoggedAt < 30_000) return;
+    if (this.stopped || now - this.sharedFailureLoggedAt < 30_000) return;
     this.sharedFailureLoggedAt = now;
     this.logger.warn(`Shared totals unavailable, counting locally: ${error.message}`);
   }

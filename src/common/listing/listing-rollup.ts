@@ -280,6 +280,8 @@ export class ListingRollups {
   private readonly options: PageOptions;
   private readonly ttlMs: number;
   private readonly rebuildMs: number;
+  /** The app is closing: a build stopped with it is not news. */
+  private stopped = false;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -291,6 +293,10 @@ export class ListingRollups {
       statementTimeoutMs: config.countCacheRecountTimeoutMs,
       preparedStatements: config.database.preparedStatements > 0,
     };
+  }
+
+  onModuleDestroy(): void {
+    this.stopped = true;
   }
 
   /** Builds the listing's rollup unless it has one; resolves when it is there. */
@@ -453,7 +459,9 @@ export class ListingRollups {
           return rollup;
         })
         .catch((error: Error) => {
-          this.logger.warn(`${resource}: building the rollup failed: ${error.message}`);
+          if (!this.stopped) {
+            this.logger.warn(`${resource}: building the rollup failed: ${error.message}`);
+          }
           throw error;
         })
         .finally(() => this.building.delete(resource));

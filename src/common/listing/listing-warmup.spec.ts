@@ -35,6 +35,6 @@ describe('ListingWarmup', () => {
     table.settledId = 41;
     await sleep(300);
     expect(warmed).toHaveLength(1);
-    warmup.onApplicationShutdown();
+    warmup.onModuleDestroy();
   });
 });

@@ -3,7 +3,7 @@ import {
   Injectable,
   Logger,
   OnApplicationBootstrap,
-  OnApplicationShutdown,
+  OnModuleDestroy,
 } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
@@ -21,7 +21,7 @@ type AnyListingRepository = ListingRepository<{ id: number }>;
  * few-valued filters (COUNT_CACHE_WARMUP).
  */
 @Injectable()
-export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ListingWarmup implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(ListingWarmup.name);
   private pending = 0;
   private stopped = false;
@@ -69,7 +69,7 @@ export class ListingWarmup implements OnApplicationBootstrap, OnApplicationShutd
     });
   }
 
-  onApplicationShutdown(): void {
+  onModuleDestroy(): void {
     this.stopped = true;
     clearInterval(this.recounting);
   }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { DatabaseAvailability } from '../../database/database-availability';
@@ -10,7 +10,7 @@ import { listingRepositories } from './listing.repository';
  * (`ListingWalks.heldBack`), a poll after a quiet spell included.
  */
 @Injectable()
-export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TailWatch implements OnApplicationBootstrap, OnModuleDestroy {
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private repositories: ReturnType<typeof listingRepositories> = [];
@@ -56,7 +56,7 @@ export class TailWatch implements OnApplicationBootstrap, OnApplicationShutdown 
     return this.repositories.every((repository) => repository.settledId() !== undefined);
   }
 
-  onApplicationShutdown(): void {
+  onModuleDestroy(): void {
     this.stopped = true;
     clearInterval(this.timer);
   }
