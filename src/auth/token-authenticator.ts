@@ -3,6 +3,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { Principal } from '../common/auth/principal';
 import { ApiTokensRepository } from './api-tokens.repository';
 import type { ApiToken } from './api-token.entity';
+import { AppClosingError } from '../database/statement-runner';
 import { hashToken, TOKEN_PATTERN } from './token-format';
 
 interface CachedLookup {
@@ -140,6 +141,7 @@ export class TokenAuthenticator {
       this.tokens
         .touchLastUsed(tokenId, new Date(now))
         .catch((error: unknown) => {
+          if (error instanceof AppClosingError) return; // the app is shutting down
           this.logger.warn(`could not record last_used_at for token ${tokenId}: ${String(error)}`);
         })
         .finally(() => (this.writingLastUse = false));

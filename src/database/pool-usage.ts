@@ -35,6 +35,18 @@ export class PoolUsage {
     };
   }
 
+  /**
+   * Drops the connections still in use after `graceMs` (a statement on TypeORM's own path held up):
+   * the pool's close would wait for their statements, and mysql2 keeps one dropped after it.
+   */
+  async dropInUse(graceMs: number): Promise<void> {
+    const until = Date.now() + graceMs;
+    while (this.inUse.size > 0 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const connection of this.inUse) connection.destroy();
+  }
+
   /** Starts counting `pool`, just created with `options` (before its first connection). */
   observe(pool: Pool, options: PoolOptions): void {
     this.observed = true;
@@ -101,6 +113,11 @@ export class DatabasePools {
       this.usages.set(name, usage);
     }
     return usage;
+  }
+
+  /** `PoolUsage.dropInUse` on every pool. */
+  async dropInUse(graceMs: number): Promise<void> {
+    await Promise.all([...this.usages.values()].map((usage) => usage.dropInUse(graceMs)));
   }
 
   snapshots(): PoolSnapshot[] {

@@ -4,6 +4,7 @@ import { clientBoundFor } from './app-data-source-options';
 import { currentRequestSignal, stopIfAbandoned, untilAbandoned } from './abandoned-requests';
 import { isServerGone } from '../common/problem-details/database-errors';
 import { QueryKiller, ServerConnection } from './query-killer';
+import { DatabasePools } from './pool-usage';
 import { ReadReplicas, ReadSource } from './read-replicas';
 import { expandStatement, SqlDialect, Statement } from './sql-dialect';
 
@@ -93,6 +94,9 @@ export type ReadWork<T> = (runner: QueryRunner, statements: StatementRunner) => 
 /** How long the server's version may take to come (a pool connection, then the question). */
 const VERSION_LIMIT_MS = 1000;
 
+/** How long, once the app's own statements are stopped, a connection may stay in use at shutdown. */
+const IN_USE_GRACE_MS = 1000;
+
 /** The least statement limit a read lost with its replica is retried on the primary with. */
 const MIN_RETRY_MS = 300;
 
@@ -110,6 +114,7 @@ export class StatementRunners implements BeforeApplicationShutdown {
     private readonly dataSource: DataSource,
     private readonly readReplicas: ReadReplicas,
     @Optional() private readonly killer?: QueryKiller,
+    @Optional() private readonly pools?: DatabasePools,
   ) {}
 
   /**
@@ -130,11 +135,13 @@ export class StatementRunners implements BeforeApplicationShutdown {
   }
 
   /**
-   * Stops what still runs once requests have drained (background counts), and lets the pools close
-   * once every stop has ended: mysql2 keeps a connection dropped after its pool began to close.
+   * Stops what still runs once requests have drained (background counts), then drops connections
+   * still in use a second on (TypeORM's own statements), so that the pools' close ends: mysql2
+   * keeps a connection dropped after its pool began to close, and waits for one in use.
    */
   async beforeApplicationShutdown(): Promise<void> {
     await this.statements.stopAll();
+    await this.pools?.dropInUse(IN_USE_GRACE_MS);
   }
 
   /** The primary's dialect, asked once (again after a failure). */
@@ -561,8 +568,8 @@ const settledOf = (work: Promise<unknown>): Promise<void> =>
     () => undefined,
   );
 
-/** A statement stopped because the app is shutting down. */
-class AppClosingError extends Error {
+/** A statement stopped, or refused, because the app is shutting down. */
+export class AppClosingError extends Error {
   constructor() {
     super('The app is shutting down');
   }

@@ -368,6 +368,25 @@ describe('database outage', () => {
       }
     }, 60_000);
 
+    it('closes within the period while a readiness probe and a token’s last use are held', async () => {
+      // The probe runs on TypeORM's own path, outside the app's statement runners.
+      const app = await appOnOneConnection({ DB_POOL_SIZE: '3', DB_PREPARED_STATEMENTS: '0' });
+      try {
+        const list = await usersOf(app);
+        proxy!.delayNext('SELECT 1', 15_000);
+        await app.http().get('/health/ready').expect(503);
+        proxy!.delayNext('SET last_used_at', 15_000);
+        await list().expect(200);
+        const logged = app.logText().length;
+        const started = Date.now();
+        expect(await drainAndClose(app.app, 8000, 'test')).toBe(0);
+        expect(Date.now() - started).toBeLessThan(3000);
+        expect(app.logText().slice(logged)).not.toMatch(/"level":(40|50)/);
+      } finally {
+        await app.close().catch(() => undefined);
+      }
+    }, 60_000);
+
     it('answers readiness with what is down when the database is slow, not the request limit', async () => {
       const app = await appOnOneConnection({});
       try {
