@@ -36,15 +36,19 @@ export class PoolUsage {
   }
 
   /**
-   * Drops the connections still in use after `graceMs` (a statement on TypeORM's own path held up):
-   * the pool's close would wait for their statements, and mysql2 keeps one dropped after it.
+   * Drops the connections still in use after `graceMs` (a statement on TypeORM's own path held up),
+   * and the free ones that do not answer a ping within it (a statement its caller gave up on at
+   * its client bound is still queued there): the pool's close would wait for their statements.
    */
-  async dropInUse(graceMs: number): Promise<void> {
+  async dropStuck(graceMs: number): Promise<void> {
     const until = Date.now() + graceMs;
     while (this.inUse.size > 0 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    for (const connection of this.inUse) connection.destroy();
+    const free = [...this.open].filter((connection) => !this.inUse.has(connection));
+    const silent = await Promise.all(free.map((connection) => answersNot(connection, graceMs)));
+    const stuck = [...this.inUse, ...free.filter((_, i) => silent[i])];
+    for (const connection of stuck) connection.destroy();
   }
 
   /** Starts counting `pool`, just created with `options` (before its first connection). */
@@ -85,6 +89,16 @@ export class PoolUsage {
   }
 }
 
+/** Whether `connection` fails a ping, or does not answer it within `ms`. */
+const answersNot = (connection: PoolConnection, ms: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(true), ms);
+    connection.ping((error) => {
+      clearTimeout(timer);
+      resolve(error !== null && error !== undefined);
+    });
+  });
+
 /**
  * mysql2 as TypeORM's `driver` option, with each pool it creates counted by `usage`: TypeORM
  * creates its pool through the driver it is given, so the pool is counted from its first
@@ -115,9 +129,9 @@ export class DatabasePools {
     return usage;
   }
 
-  /** `PoolUsage.dropInUse` on every pool. */
-  async dropInUse(graceMs: number): Promise<void> {
-    await Promise.all([...this.usages.values()].map((usage) => usage.dropInUse(graceMs)));
+  /** `PoolUsage.dropStuck` on every pool. */
+  async dropStuck(graceMs: number): Promise<void> {
+    await Promise.all([...this.usages.values()].map((usage) => usage.dropStuck(graceMs)));
   }
 
   snapshots(): PoolSnapshot[] {

@@ -136,12 +136,12 @@ export class StatementRunners implements BeforeApplicationShutdown {
 
   /**
    * Stops what still runs once requests have drained (background counts), then drops connections
-   * still in use a second on (TypeORM's own statements), so that the pools' close ends: mysql2
-   * keeps a connection dropped after its pool began to close, and waits for one in use.
+   * still busy a second on (TypeORM's own statements), so that the pools' close ends: mysql2
+   * keeps a connection dropped after its pool began to close, and waits for a busy one.
    */
   async beforeApplicationShutdown(): Promise<void> {
     await this.statements.stopAll();
-    await this.pools?.dropInUse(IN_USE_GRACE_MS);
+    await this.pools?.dropStuck(IN_USE_GRACE_MS);
   }
 
   /** The primary's dialect, asked once (again after a failure). */

@@ -387,6 +387,21 @@ describe('database outage', () => {
       }
     }, 60_000);
 
+    it('closes within the period while its migrations check is held at boot', async () => {
+      // The check gives up at its client bound and leaves its connection, free, with the statement
+      // still queued on it.
+      proxy!.delayNext('SELECT name FROM', 15_000);
+      const app = await appOnOneConnection({ DB_POOL_SIZE: '3', DB_MIGRATIONS_RUN: 'false' });
+      try {
+        await app.http().get('/health/ready').timeout(15_000).expect(503);
+        const started = Date.now();
+        expect(await drainAndClose(app.app, 8000, 'test')).toBe(0);
+        expect(Date.now() - started).toBeLessThan(3000);
+      } finally {
+        await app.close().catch(() => undefined);
+      }
+    }, 60_000);
+
     it('answers readiness with what is down when the database is slow, not the request limit', async () => {
       const app = await appOnOneConnection({});
       try {
