@@ -13,6 +13,8 @@ import { DemoDataBootstrap } from './demo-data.bootstrap';
 const BOOT_CONNECT_WAIT_MS = 2000;
 /** Retries after a failed attempt: from the first delay, doubling, capped, with some jitter. */
 const FIRST_RETRY_MS = 250;
+/** How long shutdown waits for a connection attempt still running (past the stuck-connection grace). */
+const ATTEMPT_SHUTDOWN_WAIT_MS = 1500;
 const MAX_RETRY_MS = 5000;
 /** A failed attempt is logged at most this often once the retries are at their cap. */
 const FAILURE_LOG_EVERY_MS = 30_000;
@@ -100,8 +102,9 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
-    // Let an attempt still running end, so that the pool it may open is closed with the app's.
-    await this.attempt;
+    // Let an attempt still running end, so that the pool it may open is closed with the app's; for
+    // a while only: one queued behind a statement held up never ends once its connection is dropped.
+    await Promise.race([this.attempt, pause(ATTEMPT_SHUTDOWN_WAIT_MS)]);
   }
 
   private startAttempt(): Promise<boolean> {

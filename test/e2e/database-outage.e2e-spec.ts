@@ -394,6 +394,9 @@ describe('database outage', () => {
       const app = await appOnOneConnection({ DB_POOL_SIZE: '3', DB_MIGRATIONS_RUN: 'false' });
       try {
         await app.http().get('/health/ready').timeout(15_000).expect(503);
+        // Its retry (a quarter second on) is queued behind the held statement on that connection.
+        await app.waitForLog((line) => String(line.msg).startsWith('database not available'));
+        await new Promise((resolve) => setTimeout(resolve, 600));
         const started = Date.now();
         expect(await drainAndClose(app.app, 8000, 'test')).toBe(0);
         expect(Date.now() - started).toBeLessThan(3000);
