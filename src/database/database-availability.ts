@@ -113,7 +113,9 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
       (error: unknown) => {
         this.failure = reasonOf(error);
         this.failedAttempts++;
-        this.logFailure(`${this.failure}: ${(error as Error)?.message ?? error}`);
+        // Shutting down, nothing is retried: a failure then is not news.
+        if (!this.stopped)
+          this.logFailure(`${this.failure}: ${(error as Error)?.message ?? error}`);
         this.scheduleRetry();
         return false;
       },

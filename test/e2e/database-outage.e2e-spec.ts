@@ -405,6 +405,26 @@ describe('database outage', () => {
       }
     }, 60_000);
 
+    it('announces no retry for a connection attempt that fails once shutdown has begun', async () => {
+      // The database never answers: the boot's attempt ends at its connect timeout, after the close.
+      proxy!.freeze();
+      try {
+        const app = await appOnOneConnection({});
+        try {
+          const logged = app.logText().length;
+          expect(await drainAndClose(app.app, 8000, 'test')).toBe(0);
+          // Past the attempt's 5 s connect timeout, counted from the boot.
+          await new Promise((resolve) => setTimeout(resolve, 6000));
+          expect(app.logText().slice(logged)).not.toContain('retrying in the background');
+        } finally {
+          await app.close().catch(() => undefined);
+        }
+      } finally {
+        await proxy!.stop();
+        await proxy!.start();
+      }
+    }, 60_000);
+
     it('answers readiness with what is down when the database is slow, not the request limit', async () => {
       const app = await appOnOneConnection({});
       try {
