@@ -13,9 +13,9 @@ import { DemoDataBootstrap } from './demo-data.bootstrap';
 const BOOT_CONNECT_WAIT_MS = 2000;
 /** Retries after a failed attempt: from the first delay, doubling, capped, with some jitter. */
 const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 5000;
 /** How long shutdown waits for a connection attempt still running (past the stuck-connection grace). */
 const ATTEMPT_SHUTDOWN_WAIT_MS = 1500;
-const MAX_RETRY_MS = 5000;
 /** A failed attempt is logged at most this often once the retries are at their cap. */
 const FAILURE_LOG_EVERY_MS = 30_000;
 

@@ -143,6 +143,10 @@ describe('database outage', () => {
         captureLogs: true,
       });
 
+    /** Text statements (not prepared), so that each carries its SQL; a count with each page. */
+    const appCountingEachPage = () =>
+      appOnOneConnection({ DB_PREPARED_STATEMENTS: '0', COUNT_CACHE_TTL_MS: '0' });
+
     /** `GET /v1/users<query>` on `app` with a users:read token, the client waiting up to 15 s. */
     const usersOf = async (app: TestApp) => {
       const token = await app.token({ scopes: ['users:read'] });
@@ -151,11 +155,7 @@ describe('database outage', () => {
     };
 
     it('answers by the limit when statements, each within it, add up past it', async () => {
-      // Text statements (not prepared), so that each carries its SQL; a count with each page.
-      const app = await appOnOneConnection({
-        DB_PREPARED_STATEMENTS: '0',
-        COUNT_CACHE_TTL_MS: '0',
-      });
+      const app = await appCountingEachPage();
       try {
         const list = await usersOf(app);
         await list().expect(200);
@@ -316,10 +316,7 @@ describe('database outage', () => {
     it('shuts down at once after a request stopped at its limit while its count is held', async () => {
       // Every request counts with its page; the count is stopped with the request and its
       // connection dropped after it answered: the pool closes once that is done, not before.
-      const app = await appOnOneConnection({
-        DB_PREPARED_STATEMENTS: '0',
-        COUNT_CACHE_TTL_MS: '0',
-      });
+      const app = await appCountingEachPage();
       try {
         const list = await usersOf(app);
         await list().expect(200);
