@@ -174,7 +174,7 @@ describe('HTTP hardening', () => {
     expect(head).toContain('X-Request-Id: trace-417');
   });
 
-  it('answers an HTTP/1.1 request without Host with a 400 problem and a request id', async () => {
+  it('answers an HTTP/1.1 request without Host, or with an invalid one, with a 400 problem and a request id', async () => {
     const reply = await rawExchange(
       `GET /v1/users HTTP/1.1\r\nX-Request-Id: trace-host\r\nAuthorization: Bearer ${token}\r\n\r\n`,
     );
@@ -191,6 +191,17 @@ describe('HTTP hardening', () => {
     );
     expect(twice).toMatch(/^HTTP\/1\.1 400 /);
     expect(twice).toContain('more than one Host header');
+    const invalid = await rawExchange(
+      `GET /v1/users HTTP/1.1\r\nHost: a, b\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
+    expect(invalid).toMatch(/^HTTP\/1\.1 400 /);
+    expect(invalid).toContain('The Host header is not a host');
+    for (const host of ['[::1]:3000', 'api.example:8080', 'a%41,b', '']) {
+      const served = await rawExchange(
+        `GET /v1/users?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      );
+      expect([host, served.slice(0, 15)]).toEqual([host, 'HTTP/1.1 200 OK']);
+    }
     // HTTP/1.0 has no Host to require.
     const older = await rawExchange(
       `GET /v1/users?limit=1 HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`,

@@ -29,9 +29,12 @@ export function applyServerLimits(server: Server): void {
   answerParserErrors(server, MAX_HEADER_BYTES);
 }
 
+/** RFC 3986's `host [":" port]`: an IP literal in brackets, or a registered name (maybe empty). */
+const HOST_VALUE = /^(?:\[[\w.:~!$&'()*+,;=-]+\]|(?:[\w.~!$&'()*+,;=-]|%[\da-f]{2})*)(?::\d*)?$/i;
+
 /**
  * 431 past MAX_HEADER_FIELDS header fields; 400 for an HTTP/1.1 request without `Host` or with
- * several (RFC 9112 3.2), and for more than one `Authorization` field (Node keeps the first; a
+ * several or an invalid one (RFC 9112 3.2), and for more than one `Authorization` field (Node keeps the first; a
  * proxy in front may read another): before the rate limit reads the token.
  */
 export function requestHeaderFieldsMiddleware(
@@ -61,9 +64,11 @@ export function requestHeaderFieldsMiddleware(
       ? 'The request carries more than one Host header.'
       : hosts === 0 && request.httpVersion === '1.1'
         ? 'An HTTP/1.1 request must carry a Host header.'
-        : authorizations > 1
-          ? 'The request carries more than one Authorization header; send exactly one.'
-          : undefined;
+        : hosts === 1 && !HOST_VALUE.test(request.headers.host ?? '')
+          ? 'The Host header is not a host with an optional port (RFC 9110 7.2).'
+          : authorizations > 1
+            ? 'The request carries more than one Authorization header; send exactly one.'
+            : undefined;
   if (refused) {
     sendProblem(request, response, HttpStatus.BAD_REQUEST, refused);
     return;
