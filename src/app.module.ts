@@ -26,8 +26,8 @@ import { RequestDeadlineInterceptor } from './database/request-deadline.intercep
 
 /**
  * The application, built from a validated configuration. Cross-cutting pieces are registered
- * here, once: the bearer guard, the query validation pipe, the envelope interceptor and the
- * problem-details filter.
+ * here, once: the database and bearer guards, the query validation pipe, the request deadline and
+ * envelope interceptors, and the problem-details filter.
  */
 export interface AppModuleOptions {
   /** Where log lines go instead of stdout (the test kit reads them back from here). */

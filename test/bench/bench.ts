@@ -116,9 +116,7 @@ async function main(): Promise<void> {
   const only = values.only ? new Set(values.only.split(',')) : undefined;
   const withoutIndexes = values['without-indexes']?.split(',').filter(Boolean) ?? [];
   if (values['insert-cost'] && !withoutIndexes.length) {
-    throw new Error(
-      '--insert-cost needs --without-indexes ix_a,ix_b (indexes of login_activities)',
-    );
+    throw new Error('--insert-cost needs --without-indexes ix_a,ix_b (indexes of one table)');
   }
   if (values.profile && only?.size !== 1) {
     throw new Error('--profile needs exactly one scenario: --only S1, say');

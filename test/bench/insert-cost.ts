@@ -1,6 +1,9 @@
 /**
- * I, the writer's insert cost (`--insert-cost --without-indexes ix_a,ix_b`, issue 26): the time to
- * append login activity rows to the bench table in multi-row INSERTs, through one mysql2
+ * I, the writer's cost (`--insert-cost --without-indexes ix_a,ix_b`, issue 26), on the table the
+ * named indexes belong to. For users, the write is a user's change: 20k single-row UPDATEs in
+ * autocommit setting a random user's role and `updated_at` (each moves the user in every index on
+ * them), the touched rows written back to what they were after each measure. For login
+ * activities, the time to append login activity rows to the bench table in multi-row INSERTs, through one mysql2
  * connection in autocommit, with all its current indexes and again with the named secondary
  * indexes dropped. The rows are deleted again after each measure (DELETE WHERE id > the previous
  * maximum; the auto-increment counter is not reset), and the dropped indexes are added back
@@ -19,7 +22,8 @@ import { ACTIVITY_COLUMNS, activityRow } from '../../src/database/seed/demo-data
 import { SeededRandom } from '../../src/database/seed/random';
 import { addIndexClause, type IndexDefinition, secondaryIndexes } from './bench-database';
 
-const TABLE = 'login_activities';
+/** The table `indexState` and `indexBytes` read: the one the named indexes belong to. */
+let TABLE = 'login_activities';
 
 export interface IndexState {
   secondaryIndexes: number;
@@ -109,13 +113,15 @@ async function prepareRows(connection: Connection, count: number): Promise<unkno
   );
 }
 
-async function measure(
-  connection: Connection,
-  rows: unknown[][],
-  batchSize: number,
-  label: string,
-): Promise<InsertMeasure> {
-  const indexes = await indexState(connection);
+/** A measure's writes, timed, and what takes them back out (not timed as the writes are). */
+interface Writes {
+  rows: number;
+  write(connection: Connection): Promise<void>;
+  undo(connection: Connection): Promise<void>;
+}
+
+/** `rows` appended in `batchSize`-row INSERTs, deleted again. */
+async function inserts(connection: Connection, rows: unknown[][], batchSize: number) {
   const [[max]] = await connection.query<RowDataPacket[]>(
     `SELECT COALESCE(MAX(id), 0) AS max_id FROM ${TABLE}`,
   );
@@ -131,30 +137,83 @@ async function measure(
       ),
     );
   }
+  return {
+    rows: rows.length,
+    write: async () => {
+      for (const sql of statements) await connection.query(sql);
+    },
+    undo: async () => void (await connection.query(`DELETE FROM ${TABLE} WHERE id > ?`, [maxId])),
+  } satisfies Writes;
+}
+
+/** `count` users' role and `updated_at` changed one UPDATE at a time, then written back. */
+async function userChanges(connection: Connection, count: number): Promise<Writes> {
+  const [[range]] = await connection.query<RowDataPacket[]>(
+    'SELECT MIN(id) AS low, MAX(id) AS high FROM users',
+  );
+  const random = new SeededRandom(35);
+  const ids = Array.from({ length: count }, () =>
+    Math.floor(Number(range.low) + random.next() * (Number(range.high) - Number(range.low) + 1)),
+  );
+  const [before] = await connection.query<RowDataPacket[]>(
+    'SELECT id, role_id, updated_at FROM users WHERE id IN (?)',
+    [ids],
+  );
+  const [roles] = await connection.query<RowDataPacket[]>('SELECT id FROM roles');
+  return {
+    rows: count,
+    write: async () => {
+      for (const [i, id] of ids.entries()) {
+        await connection.query('UPDATE users SET role_id = ?, updated_at = ? WHERE id = ?', [
+          roles[i % roles.length].id,
+          new Date(),
+          id,
+        ]);
+      }
+    },
+    undo: async () => {
+      for (const row of before) {
+        await connection.query('UPDATE users SET role_id = ?, updated_at = ? WHERE id = ?', [
+          row.role_id,
+          row.updated_at,
+          row.id,
+        ]);
+      }
+    },
+  };
+}
+
+async function measure(
+  connection: Connection,
+  writes: Writes,
+  label: string,
+): Promise<InsertMeasure> {
+  const indexes = await indexState(connection);
   let seconds: number;
   let deleteSeconds: number;
   try {
     const started = performance.now();
-    for (const sql of statements) await connection.query(sql);
+    await writes.write(connection);
     seconds = (performance.now() - started) / 1000;
   } finally {
     const started = performance.now();
-    await connection.query(`DELETE FROM ${TABLE} WHERE id > ?`, [maxId]);
+    await writes.undo(connection);
     deleteSeconds = (performance.now() - started) / 1000;
     await waitForPurge(connection);
   }
+  const { rows } = writes;
   const result: InsertMeasure = {
     indexes,
-    rows: rows.length,
+    rows,
     seconds,
-    rowsPerSec: rows.length / seconds,
-    microsPerRow: (seconds * 1e6) / rows.length,
+    rowsPerSec: rows / seconds,
+    microsPerRow: (seconds * 1e6) / rows,
     deleteSeconds,
   };
   log(
     `${label} (${indexes.secondaryIndexes} secondary indexes, index_length ${mib(indexes.indexLengthBytes)}): ` +
-      `${rows.length} rows in ${seconds.toFixed(2)} s = ${result.rowsPerSec.toFixed(0)} rows/s, ` +
-      `${result.microsPerRow.toFixed(1)} µs/row; DELETE ${deleteSeconds.toFixed(2)} s`,
+      `${rows} rows in ${seconds.toFixed(2)} s = ${result.rowsPerSec.toFixed(0)} rows/s, ` +
+      `${result.microsPerRow.toFixed(1)} µs/row; taken back in ${deleteSeconds.toFixed(2)} s`,
   );
   return result;
 }
@@ -171,6 +230,9 @@ async function addBack(connection: Connection, named: IndexDefinition[]): Promis
   return seconds;
 }
 
+/** A user's change is one statement: fewer than the log's rows keep the measure short. */
+const USER_CHANGES = 20_000;
+
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 export async function benchInsertCost(
@@ -181,6 +243,12 @@ export async function benchInsertCost(
 ): Promise<InsertCostResult> {
   const connection = await createConnection({ uri: databaseUrl });
   try {
+    const [[owner]] = await connection.query<RowDataPacket[]>(
+      `SELECT TABLE_NAME AS name FROM information_schema.STATISTICS
+        WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME = ? LIMIT 1`,
+      [withoutIndexes[0]],
+    );
+    TABLE = owner ? String(owner.name) : 'login_activities';
     const all = await secondaryIndexes(connection, TABLE);
     const named = withoutIndexes.map((name) => {
       const index = all.find((i) => i.name === name);
@@ -191,7 +259,10 @@ export async function benchInsertCost(
       }
       return index;
     });
-    const rows = await prepareRows(connection, rowCount);
+    const writes =
+      TABLE === 'users'
+        ? await userChanges(connection, USER_CHANGES)
+        : await inserts(connection, await prepareRows(connection, rowCount), batchSize);
     const namedIndexBytes = await indexBytes(connection, withoutIndexes);
     log(`${withoutIndexes.join(', ')}: ${mib(namedIndexBytes)} together`);
 
@@ -203,24 +274,19 @@ export async function benchInsertCost(
     let withAllAgain: InsertMeasure;
     let beforeCompaction: IndexState;
     try {
-      withAll = await measure(connection, rows, batchSize, 'with all indexes');
+      withAll = await measure(connection, writes, 'with all indexes');
       try {
         const started = performance.now();
         await connection.query(
           `ALTER TABLE ${TABLE} ${named.map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`,
         );
         dropSeconds = (performance.now() - started) / 1000;
-        withoutNamed = await measure(
-          connection,
-          rows,
-          batchSize,
-          `without ${withoutIndexes.join(', ')}`,
-        );
+        withoutNamed = await measure(connection, writes, `without ${withoutIndexes.join(', ')}`);
       } finally {
         // Whatever happened: every index the table had is there again.
         rebuildSeconds = await addBack(connection, named);
       }
-      withAllAgain = await measure(connection, rows, batchSize, 'with all indexes again');
+      withAllAgain = await measure(connection, writes, 'with all indexes again');
     } finally {
       // Whatever happened: the pages the inserts split are compacted again.
       beforeCompaction = await indexState(connection);
