@@ -1,6 +1,7 @@
 import { sortKeys } from '../../src/common/listing/listing-definition';
 import { ListingIndexes1763856000000 } from '../../src/database/migrations/1763856000000-listing-indexes';
 import { IndexPerFilterAndSort1764028800000 } from '../../src/database/migrations/1764028800000-index-per-filter-and-sort';
+import { LoginActivitiesIpAddressNocase1764892800000 } from '../../src/database/migrations/1764892800000-login-activities-ip-address-nocase';
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { LoginActivitiesRepository } from '../../src/login-activities/login-activities.repository';
 import { UsersRepository } from '../../src/users/users.repository';
@@ -315,6 +316,49 @@ describe('listing indexes (EXPLAIN of every filter and sort)', () => {
     } finally {
       await runner.release();
     }
+  }, 60_000);
+
+  it('reverts and re-applies the ip_address collation, keeping rows, indexes and ids', async () => {
+    const insert = async (ip: string): Promise<number> => {
+      await kit.dataSource.query(
+        'INSERT INTO login_activities (user_email, authentication_method, ip_address, otp_required, success, created_at) ' +
+          "VALUES ('a@b.c', 'password', ?, 0, 1, '2026-01-01 00:00:00')",
+        [ip],
+      );
+      const [{ id }] = await kit.dataSource.query('SELECT MAX(id) AS id FROM login_activities');
+      return Number(id);
+    };
+    const state = async () => {
+      const [{ n }] = await kit.dataSource.query('SELECT COUNT(*) AS n FROM login_activities');
+      const rows: { Key_name?: string; name?: string }[] = await kit.dataSource.query(
+        mysql ? 'SHOW INDEX FROM login_activities' : 'PRAGMA index_list(login_activities)',
+      );
+      return {
+        rows: Number(n),
+        indexes: [...new Set(rows.map((r) => r.Key_name ?? r.name))].sort(),
+      };
+    };
+    // The highest id handed out is above every row's: the rebuild must not hand it out again.
+    const deleted = await insert('192.0.2.99');
+    await kit.dataSource.query('DELETE FROM login_activities WHERE id = ?', [deleted]);
+    const before = await state();
+    const runner = kit.dataSource.createQueryRunner();
+    const migration = new LoginActivitiesIpAddressNocase1764892800000();
+    try {
+      await migration.down(runner);
+      expect(await state()).toEqual(before);
+      await migration.up(runner);
+      expect(await state()).toEqual(before);
+    } finally {
+      await runner.release();
+    }
+    const id = await insert('2001:DB8::A');
+    expect(id).toBeGreaterThan(deleted);
+    const [{ found }] = await kit.dataSource.query(
+      "SELECT COUNT(*) AS found FROM login_activities WHERE ip_address = '2001:db8::a'",
+    );
+    expect(Number(found)).toBe(1);
+    await kit.dataSource.query('DELETE FROM login_activities WHERE id = ?', [id]);
   }, 60_000);
 
   it('sorts a window’s matches by another time from the index carrying both, reading no row but the page’s', async () => {

@@ -101,6 +101,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       )),
       // An IPv6 address with its zone, as a writer may store it.
       await data.loginActivity({ user: bob, ip_address: 'fe80::1%eth0', created_at: at(4000) }),
+      // One a writer stored in capitals: found by any spelling, as README says.
+      await data.loginActivity({ user: bob, ip_address: 'FE80::2%Eth1', created_at: at(4500) }),
       // A session id differing from another only in case: an opaque token, another session.
       await data.loginActivity({ user: bob, session_id: 'SESS_B6', created_at: at(5000) }),
     ];
@@ -126,8 +128,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
     authentication_method: (r, v) => r.authentication_method === v,
     oauth_provider: (r, v) => r.oauth_provider === v,
     failure_reason: (r, v) => r.failure_reason === v,
-    // Addresses are stored as written (RFC 5952): hex digits in lower case.
-    ip_address: (r, v) => r.ip_address === v.replace(/^[^%]*/, (address) => address.toLowerCase()),
+    // Hex digits and a zone in any case, on either side.
+    ip_address: (r, v) => r.ip_address.toLowerCase() === v.toLowerCase(),
     session_id: (r, v) => r.session_id === v,
     otp_required: (r, v) => r.otp_required === (v === 'true'),
     created_from: (r, v) => r.created_at.getTime() >= Date.parse(v),
@@ -167,6 +169,8 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       ['ip_address (IPv6)', () => ({ ip_address: '2001:db8::1' })],
       ['ip_address (IPv6 with a zone)', () => ({ ip_address: 'fe80::1%eth0' })],
       ['ip_address (IPv6, in capitals)', () => ({ ip_address: '2001:DB8::1' })],
+      ['ip_address (IPv6 stored in capitals)', () => ({ ip_address: 'fe80::2%eth1' })],
+      ['ip_address (IPv6 stored in capitals, as stored)', () => ({ ip_address: 'FE80::2%Eth1' })],
       ['session_id, byte for byte', () => ({ session_id: 'sess_b6' })],
       ['session_id, in its other case', () => ({ session_id: 'SESS_B6' })],
       ['otp_required=true', () => ({ otp_required: 'true' })],

@@ -237,7 +237,8 @@ export type { ValidationOptions };
 
 /**
  * An IPv4 or IPv6 address, an IPv6 one with its zone too (`fe80::1%eth0`, sent as `%25eth0`), as
- * stored upstream. Its hex digits are read in lower case, as addresses are written (RFC 5952).
+ * stored upstream, compared in any case (the column's collation). Read in lower case (RFC 5952):
+ * one spelling, one cached total.
  */
 export function IpAddressParam(description: string): PropertyDecorator {
   return applyDecorators(

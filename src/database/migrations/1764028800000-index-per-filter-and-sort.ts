@@ -1,3 +1,4 @@
+import { rebuildSqliteTable } from './sqlite-table-rebuild';
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
 
 /**
@@ -65,30 +66,15 @@ export class IndexPerFilterAndSort1764028800000 implements MigrationInterface {
     }
   }
 
-  /**
-   * SQLite changes a column's collation only by rebuilding the table: the same CREATE TABLE with
-   * `name`'s collation changed, the rows copied, and its indexes created again (TypeORM's own
-   * rebuild drops the e-mail's NOCASE). Nothing references `users` by a foreign key.
-   */
+  /** SQLite: `name`'s collation, by a rebuild of `users`; the NOCASE index serves `q` without it. */
   private async sqliteNameCollation(queryRunner: QueryRunner, collation: 'NOCASE' | undefined) {
     if (collation) await queryRunner.query('DROP INDEX IF EXISTS ix_users_name_nocase');
-    const [{ sql: table }]: { sql: string }[] = await queryRunner.query(
-      "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'users'",
-    );
-    const indexes: { sql: string }[] = await queryRunner.query(
-      "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'users' AND sql IS NOT NULL",
-    );
-    const rebuilt = table
-      .replace(/^CREATE TABLE "users"/, 'CREATE TABLE "users_rebuilt"')
-      .replace(
+    await rebuildSqliteTable(queryRunner, 'users', (table) =>
+      table.replace(
         /"name" varchar\(255\)( COLLATE NOCASE)? NOT NULL/,
         `"name" varchar(255)${collation ? ` COLLATE ${collation}` : ''} NOT NULL`,
-      );
-    await queryRunner.query(rebuilt);
-    await queryRunner.query('INSERT INTO users_rebuilt SELECT * FROM users');
-    await queryRunner.query('DROP TABLE users');
-    await queryRunner.query('ALTER TABLE users_rebuilt RENAME TO users');
-    for (const { sql } of indexes) await queryRunner.query(sql);
+      ),
+    );
     if (!collation) {
       await queryRunner.query(
         'CREATE INDEX ix_users_name_nocase ON users (name COLLATE NOCASE, id)',

@@ -7,6 +7,7 @@ import { UsersCoveringIndexes1764201600000 } from './1764201600000-users-coverin
 import { UsersNameEmailShared1764374400000 } from './1764374400000-users-name-email-shared';
 import { UsersNameCollation1764547200000 } from './1764547200000-users-name-collation';
 import { UsersRoleUpdatedAtIndex1764720000000 } from './1764720000000-users-role-updated-at-index';
+import { LoginActivitiesIpAddressNocase1764892800000 } from './1764892800000-login-activities-ip-address-nocase';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   UsersNameEmailShared1764374400000,
   UsersNameCollation1764547200000,
   UsersRoleUpdatedAtIndex1764720000000,
+  LoginActivitiesIpAddressNocase1764892800000,
 ];
