@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import {
+  asExport,
   equalsFilter,
   filterQuery,
   pageIds,
@@ -26,8 +27,17 @@ describe('the test kit', () => {
     await api.get('/v1/users?role_id=0').expect(400);
   });
 
+  it("holds an export's error reply to the contract, and shows it when a status expectation fails", async () => {
+    const api = await kit.client();
+    const refused = await asExport(api.get('/v1/users?page=2')).expect(400);
+    expect(JSON.parse(refused.body as string)).toMatchObject({ status: 400 });
+    await expect(asExport(api.get('/v1/users?role_id=0')).expect(200)).rejects.toThrow(
+      /expected 200, got 400: .*role_id/,
+    );
+  });
+
   it('makes distinct users from two kits on one database', async () => {
-    const second = await startTestApp({ database: kit.database });
+    const second = await startTestApp();
     try {
       const [one, other] = [await kit.data.user(), await second.data.user()];
       expect(one.email).not.toBe(other.email);

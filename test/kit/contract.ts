@@ -333,10 +333,12 @@ export function contractCheckedAgent(agent: TestAgent, contract: ContractValidat
         test.expect = ((...args: unknown[]) => {
           if (args.length !== 1 || typeof args[0] !== 'number') return originalExpect(...args);
           const status = args[0];
-          return originalExpect((res?: { status: number; text?: string }) => {
+          return originalExpect((res?: { status: number; text?: string; body?: unknown }) => {
             if (!res) throw new Error(`expected ${status}, got no reply`);
             if (res.status !== status) {
-              throw new Error(`expected ${status}, got ${res.status}: ${res.text?.slice(0, 2000)}`);
+              throw new Error(
+                `expected ${status}, got ${res.status}: ${replyText(res).slice(0, 2000)}`,
+              );
             }
           });
         }) as typeof test.expect;
@@ -347,10 +349,14 @@ export function contractCheckedAgent(agent: TestAgent, contract: ContractValidat
             url,
             status: res.status,
             headers: res.headers as Record<string, string>,
-            text: res.text ?? '',
+            text: replyText(res),
           });
         });
       };
     },
   });
 }
+
+/** A reply's body as text: supertest's `text`, or the body a text parser (`asExport`) gave. */
+const replyText = (res: { text?: string; body?: unknown }): string =>
+  res.text ?? (typeof res.body === 'string' ? res.body : '');
