@@ -104,7 +104,12 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
     clearTimeout(this.retryTimer);
     // Let an attempt still running end, so that the pool it may open is closed with the app's; for
     // a while only: one queued behind a statement held up never ends once its connection is dropped.
-    await Promise.race([this.attempt, pause(ATTEMPT_SHUTDOWN_WAIT_MS)]);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise(
+      (resolve) => (timer = setTimeout(resolve, ATTEMPT_SHUTDOWN_WAIT_MS)),
+    );
+    // Its timer cleared once the attempt ends: a pending one kept a test run's process alive.
+    await Promise.race([this.attempt, waited]).finally(() => clearTimeout(timer));
   }
 
   private startAttempt(): Promise<boolean> {
