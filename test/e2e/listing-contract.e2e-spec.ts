@@ -70,15 +70,26 @@ describe('the listing contract finds a schema that does not serve a definition',
   });
   afterAll(() => kit?.close());
 
-  it('names a sort column that may be NULL and an index the table lacks', async () => {
+  it('names a sort column that may be NULL, text compared where case matters, and an index the table lacks', async () => {
+    const mysql = kit.dataSource.options.type === 'mysql';
+    if (mysql) {
+      await kit.dataSource.query(
+        'ALTER TABLE audit_events MODIFY action VARCHAR(64) NOT NULL COLLATE utf8mb4_bin',
+      );
+    }
     const definition = {
       ...auditEventsListing,
       sortableColumns: ['created_at', 'actor_id'],
+      // `action` by any text, not one of its few values: compared in the column's collation.
+      filters: { ...auditEventsListing.filters, action: { operator: 'equals', column: 'action' } },
       indexes: [...auditEventsListing.indexes, { index: 'ix_missing', equals: [], sort: 'id' }],
-    };
+    } as const;
     expect(await listingSchemaProblems(kit, definition)).toEqual([
       'audit_events.actor_id: sortable, but may be NULL',
+      `audit_events.action: compared as text, but case matters in its collation (${mysql ? 'not _ci' : 'not NOCASE'})`,
       'audit_events: the definition names index ix_missing, which the table lacks',
     ]);
+    // As served (`action` one of a few values): nothing lacks.
+    expect(await listingSchemaProblems(kit, auditEventsListing)).toEqual([]);
   });
 });
