@@ -124,7 +124,10 @@ export async function generateListing(options: GenerateOptions): Promise<Generat
   if (taken.length > 0) throw new Error(`already there, not overwritten: ${taken.join(', ')}`);
   const creator = tableCreatedBy(options.out, names.snake);
   if (creator) {
-    throw new Error(`a table ${names.snake} is already created by ${creator}: choose another name`);
+    throw new Error(
+      `a table ${names.snake} is already created by ${creator}: choose another name, or list it ` +
+        'as docs/adding-a-listing-module.md says for a table that already exists',
+    );
   }
 
   const values: Record<string, string> = { ...names, timestamp };
