@@ -109,7 +109,24 @@ export class CountCache implements OnModuleDestroy {
       running.work.join();
       return untilAbandoned(running.total);
     }
-    return untilAbandoned(this.run(key, compute, 0));
+    const counting = this.run(key, compute, 0);
+    // A request between expiries only advances: the full recount it is due starts behind it, or
+    // requests never inside the refresh-ahead window (one every TTL or slower) never take it.
+    void counting.then(
+      (value) => this.recountIfDue(key, value, recount),
+      () => undefined,
+    );
+    return untilAbandoned(counting);
+  }
+
+  /** Starts `recount` in the background when `value` was last counted in full long enough ago. */
+  private recountIfDue(key: string, value: ListingTotal, recount: TotalCounter): void {
+    const entry = this.entries.get(key);
+    if (entry?.value !== value || value.countedAt === undefined || !this.fullRecountDue(value))
+      return;
+    if (entry.recount === 'not started' && !this.inFlight.has(key) && !this.stopped) {
+      this.refreshAhead(key, entry, recount);
+    }
   }
 
   /** Holds `value` as the total of `key` here for its time, in place of the one held. */
