@@ -99,7 +99,7 @@ describe('loadConfig', () => {
       METRICS_TOKEN: 'hunter2',
     });
     expect(problems).toEqual([
-      'DATABASE_URL: must be a mysql:// URL with a host and a database, and no query but ssl=true, e.g. mysql://user:pass@db:3306/listing',
+      'DATABASE_URL: must be a mysql:// URL with a host and a database, and no query but ssl=true or ssl=false, e.g. mysql://user:pass@db:3306/listing',
       'REDIS_URL: must be a redis:// URL with a host, e.g. redis://cache:6379',
       'METRICS_TOKEN: must be at least 16 characters',
     ]);
@@ -108,7 +108,7 @@ describe('loadConfig', () => {
       DATABASE_REPLICA_URLS: 'mysql://app@r1/listing,pg://app:hunter2@r2/listing',
     });
     expect(replicas).toEqual([
-      'DATABASE_REPLICA_URLS: entry 2 must be a mysql:// URL with a host and a database, and no query but ssl=true, e.g. mysql://user:pass@db:3306/listing',
+      'DATABASE_REPLICA_URLS: entry 2 must be a mysql:// URL with a host and a database, and no query but ssl=true or ssl=false, e.g. mysql://user:pass@db:3306/listing',
     ]);
   });
 

@@ -97,7 +97,7 @@ const onlyTlsQuery = ({ searchParams }: URL): boolean =>
   [...searchParams].every(([key, value]) => key === 'ssl' && ['true', 'false'].includes(value));
 
 const DATABASE_URL_FORM =
-  'must be a mysql:// URL with a host and a database, and no query but ssl=true, e.g. ' +
+  'must be a mysql:// URL with a host and a database, and no query but ssl=true or ssl=false, e.g. ' +
   'mysql://user:pass@db:3306/listing';
 
 const databaseUrl = serverUrl(['mysql:', 'mariadb:'], DATABASE_URL_FORM, true);
