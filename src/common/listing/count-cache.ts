@@ -110,12 +110,14 @@ export class CountCache implements OnModuleDestroy {
       return untilAbandoned(running.total);
     }
     const counting = this.run(key, compute, 0);
-    // A request between expiries only advances: the full recount it is due starts behind it, or
-    // requests never inside the refresh-ahead window (one every TTL or slower) never take it.
-    void counting.then(
-      (value) => this.recountIfDue(key, value, recount),
-      () => undefined,
-    );
+    // An expired total is only advanced: the full recount it is due starts behind it, or requests
+    // never inside the refresh-ahead window (one every TTL or slower) would never take it.
+    if (cached) {
+      void counting.then(
+        (value) => this.recountIfDue(key, value, recount),
+        () => undefined,
+      );
+    }
     return untilAbandoned(counting);
   }
 
