@@ -197,7 +197,9 @@ export class CountCache implements OnModuleDestroy {
     work.join();
     const compute = () => work.run(() => counter(previous));
     const total = (
-      this.shared ? this.countShared(key, compute, freshForMs) : this.counted(key, compute)
+      this.shared
+        ? this.countShared(key, compute, freshForMs, background)
+        : this.counted(key, compute)
     ).finally(() => {
       if (this.inFlight.get(key)?.work === work) this.inFlight.delete(key);
     });
@@ -232,13 +234,18 @@ export class CountCache implements OnModuleDestroy {
     key: string,
     compute: () => Promise<ListingTotal>,
     freshForMs: number,
+    background: boolean,
   ): Promise<ListingTotal> {
     const store = this.shared!;
     const sharedKey = `${this.keyPrefix}${hash('sha256', key, 'base64url')}`;
     const lockKey = `${sharedKey}:lock`;
+    // A recount takes no total due its own full recount: the one it replaces was just published.
+    const usable = (total: ListingTotal) =>
+      !background || total.countedAt === undefined || !this.fullRecountDue(total);
+    const readShared = () => this.readShared(store, key, sharedKey, freshForMs, usable);
     let locked: boolean;
     try {
-      const found = await this.readShared(store, key, sharedKey, freshForMs);
+      const found = await readShared();
       if (found !== undefined) return found;
       locked = await store.lock(lockKey, LOCK_MS);
       // Another instance is counting this key: wait for its result, within the lock's time, or
@@ -246,13 +253,13 @@ export class CountCache implements OnModuleDestroy {
       const deadline = Date.now() + LOCK_MS;
       while (!locked && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-        const published = await this.readShared(store, key, sharedKey, freshForMs);
+        const published = await readShared();
         if (published !== undefined) return published;
         locked = await store.lock(lockKey, LOCK_MS);
       }
       if (locked) {
         // The total may have been published between the last look and taking the lock.
-        const published = await this.readShared(store, key, sharedKey, freshForMs);
+        const published = await readShared();
         if (published !== undefined) {
           await store.unlock(lockKey);
           return published;
@@ -282,9 +289,12 @@ export class CountCache implements OnModuleDestroy {
     key: string,
     sharedKey: string,
     freshForMs: number,
+    usable: (total: ListingTotal) => boolean,
   ): Promise<ListingTotal | undefined> {
     const published = await store.read(sharedKey);
-    if (!published || published.remainingMs <= freshForMs) return undefined;
+    if (!published || published.remainingMs <= freshForMs || !usable(published.total)) {
+      return undefined;
+    }
     this.remember(key, published.total, Math.min(published.remainingMs, this.ttlMs));
     return published.total;
   }
