@@ -13,7 +13,7 @@ describe('RedisSharedTotals', () => {
   beforeAll(() => shared.onModuleInit());
   afterAll(async () => {
     await shared.client()!.del(key, `${key}:lock`);
-    await shared.onModuleDestroy();
+    await shared.onApplicationShutdown();
   });
 
   it('gives back a published total whole: its buckets, its recent rows and its marks, as numbers', async () => {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
@@ -15,7 +15,7 @@ const WATCH_MS = 1_000;
  * or retry like, request traffic.)
  */
 @Injectable()
-export class SharedRedis implements OnModuleInit, OnModuleDestroy {
+export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SharedRedis.name);
   private connection?: Redis;
   private errorLoggedAt = 0;
@@ -76,7 +76,8 @@ export class SharedRedis implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** Last of the shutdown: the count cache gives its locks up before (`beforeApplicationShutdown`). */
+  async onApplicationShutdown(): Promise<void> {
     clearInterval(this.watch);
     const redis = this.connection;
     if (!redis) return;

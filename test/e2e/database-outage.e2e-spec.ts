@@ -361,7 +361,42 @@ describe('database outage', () => {
         // Nothing worth a warning: the stops are the shutdown's own.
         expect(app.logText().slice(logged)).not.toMatch(/"level":(40|50)/);
       } finally {
+        proxy!.cancelDelays(); // the polls not sent: no later test's statement is held
         await app.close().catch(() => undefined);
+      }
+    }, 60_000);
+
+    it('gives its Redis count lock up at shutdown: another instance counts that total at once', async () => {
+      // A background recount holds the lock; stopped with its app, it publishes nothing.
+      const env = {
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        COUNT_CACHE_TTL_MS: '3000',
+        COUNT_CACHE_WARMUP: 'false',
+        DB_PREPARED_STATEMENTS: '0',
+      };
+      const app = await appOnOneConnection({ ...env, DB_POOL_SIZE: '2' });
+      const other = await appOnOneConnection(env);
+      try {
+        const list = await usersOf(app);
+        const listOther = await usersOf(other);
+        await list().expect(200);
+        const published = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 1700));
+        proxy!.delayNext('COUNT(*)', 15_000);
+        await list().expect(200);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await drainAndClose(app.app, 8000, 'test')).toBe(0);
+        // Once the published total has expired, the other counts it: within the lock's 5 s
+        // otherwise, waiting for a total nobody will publish.
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.max(0, published + 3200 - Date.now())),
+        );
+        const started = Date.now();
+        await listOther().expect(200);
+        expect(Date.now() - started).toBeLessThan(1500);
+      } finally {
+        await app.close().catch(() => undefined);
+        await other.close();
       }
     }, 60_000);
 

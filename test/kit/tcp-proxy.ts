@@ -88,6 +88,11 @@ export class TcpProxy {
     this.delay = { text, ms, times };
   }
 
+  /** Holds no further packet (those held already go on when their time is up). */
+  cancelDelays(): void {
+    this.delay = undefined;
+  }
+
   private forward(client: Socket, upstream: Socket, chunk: Buffer): void {
     const held = this.held.get(client);
     if (held) {

@@ -268,7 +268,7 @@ describe('CountCache', () => {
     afterAll(async () => {
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length) await redis.del(...keys);
-      await Promise.all(shared.map((connection) => connection.onModuleDestroy()));
+      await Promise.all(shared.map((connection) => connection.onApplicationShutdown()));
       await redis.quit();
     });
 

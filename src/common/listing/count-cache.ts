@@ -1,5 +1,12 @@
 import { hash } from 'node:crypto';
-import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import {
   AbandonedRequestError,
@@ -37,7 +44,7 @@ const REFRESH_AHEAD_COUNT_TIMES = 2;
  * instances through Redis when configured (docs/architecture.md, Count cache).
  */
 @Injectable()
-export class CountCache implements OnModuleDestroy {
+export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, { total: Promise<ListingTotal>; work: SharedWork }>();
   private readonly ttlMs: number;
@@ -61,6 +68,8 @@ export class CountCache implements OnModuleDestroy {
   private warming = 0;
   /** The app is shutting down: a background count failing as the pool closes is not news. */
   private stopped = false;
+  /** The shared store's count locks this instance holds: given up at shutdown. */
+  private readonly locksHeld = new Set<string>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -77,6 +86,16 @@ export class CountCache implements OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.stopped = true;
+  }
+
+  /**
+   * Gives up the locks of counts still running (stopped with the app): other instances would
+   * otherwise wait out LOCK_MS for a total this one will not publish.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    const held = [...this.locksHeld];
+    this.locksHeld.clear();
+    await Promise.all(held.map((lockKey) => this.shared?.unlock(lockKey).catch(() => undefined)));
   }
 
   /** The total of `key`: cached, or counted by `compute`; a refresh ahead runs `recount`. */
@@ -271,6 +290,7 @@ export class CountCache implements OnModuleDestroy {
     }
     // A failed count is the request's error, not the store's: it is not run a second time.
     if (!locked) return this.counted(key, compute); // the other instance did not publish in time
+    this.locksHeld.add(lockKey);
     try {
       const value = await this.counted(key, compute);
       await store
@@ -280,6 +300,8 @@ export class CountCache implements OnModuleDestroy {
     } catch (error) {
       await store.unlock(lockKey).catch(() => undefined);
       throw error;
+    } finally {
+      this.locksHeld.delete(lockKey);
     }
   }
 
