@@ -277,20 +277,22 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
         locked = await store.lock(lockKey, LOCK_MS);
       }
       if (locked) {
+        this.locksHeld.add(lockKey);
         // The total may have been published between the last look and taking the lock.
         const published = await readShared();
         if (published !== undefined) {
           await store.unlock(lockKey);
+          this.locksHeld.delete(lockKey);
           return published;
         }
       }
     } catch (error) {
+      this.locksHeld.delete(lockKey); // it runs out by itself; the count goes on here, unshared
       this.sharedFailed(error as Error);
       return this.counted(key, compute);
     }
     // A failed count is the request's error, not the store's: it is not run a second time.
     if (!locked) return this.counted(key, compute); // the other instance did not publish in time
-    this.locksHeld.add(lockKey);
     try {
       const value = await this.counted(key, compute);
       await store
