@@ -34,8 +34,8 @@ const HOST_VALUE = /^(?:\[[\w.:~!$&'()*+,;=-]+\]|(?:[\w.~!$&'()*+,;=-]|%[\da-f]{
 
 /**
  * 431 past MAX_HEADER_FIELDS header fields; 400 for an HTTP/1.1 request without `Host` or with
- * several or an invalid one (RFC 9112 3.2), and for more than one `Authorization` field (Node keeps the first; a
- * proxy in front may read another): before the rate limit reads the token.
+ * several or an invalid one (RFC 9112 3.2), and for more than one `Authorization` field (Node
+ * keeps the first; a proxy in front may read another): before the rate limit reads the token.
  */
 export function requestHeaderFieldsMiddleware(
   request: Request,
@@ -52,6 +52,16 @@ export function requestHeaderFieldsMiddleware(
     );
     return;
   }
+  const refused = headerFieldsRefusal(request);
+  if (refused) {
+    sendProblem(request, response, HttpStatus.BAD_REQUEST, refused);
+    return;
+  }
+  next();
+}
+
+/** Why the request's Host or Authorization fields are refused (one pass over them), if they are. */
+function headerFieldsRefusal({ rawHeaders, httpVersion, headers }: Request): string | undefined {
   let [authorizations, hosts] = [0, 0];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     // By length first: every request passes here, and few names are that long.
@@ -59,21 +69,15 @@ export function requestHeaderFieldsMiddleware(
     if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
     else if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
   }
-  const refused =
-    hosts > 1
-      ? 'The request carries more than one Host header.'
-      : hosts === 0 && request.httpVersion === '1.1'
-        ? 'An HTTP/1.1 request must carry a Host header.'
-        : hosts === 1 && !HOST_VALUE.test(request.headers.host ?? '')
-          ? 'The Host header is not a host with an optional port (RFC 9110 7.2).'
-          : authorizations > 1
-            ? 'The request carries more than one Authorization header; send exactly one.'
-            : undefined;
-  if (refused) {
-    sendProblem(request, response, HttpStatus.BAD_REQUEST, refused);
-    return;
+  if (hosts > 1) return 'The request carries more than one Host header.';
+  if (hosts === 0 && httpVersion === '1.1') return 'An HTTP/1.1 request must carry a Host header.';
+  if (hosts === 1 && !HOST_VALUE.test(headers.host ?? '')) {
+    return 'The Host header is not a host with an optional port (RFC 9110 7.2).';
   }
-  next();
+  if (authorizations > 1) {
+    return 'The request carries more than one Authorization header; send exactly one.';
+  }
+  return undefined;
 }
 
 /**

@@ -143,11 +143,20 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
   /** Starts `recount` in the background when `value` was last counted in full long enough ago. */
   private recountIfDue(key: string, value: ListingTotal, recount: TotalCounter): void {
     const entry = this.entries.get(key);
-    if (entry?.value !== value || value.countedAt === undefined || !this.fullRecountDue(value))
-      return;
-    if (entry.recount === 'not started' && !this.inFlight.has(key) && !this.stopped) {
+    if (
+      entry?.value === value &&
+      this.fullCountOutdated(value) &&
+      entry.recount === 'not started' &&
+      !this.inFlight.has(key) &&
+      !this.stopped
+    ) {
       this.refreshAhead(key, entry, recount);
     }
+  }
+
+  /** Whether `total` was counted in full, and that was COUNT_CACHE_FULL_RECOUNT_MS ago. */
+  private fullCountOutdated(total: ListingTotal): boolean {
+    return total.countedAt !== undefined && this.fullRecountDue(total);
   }
 
   /** Holds `value` as the total of `key` here for its time, in place of the one held. */
@@ -259,8 +268,7 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
     const sharedKey = `${this.keyPrefix}${hash('sha256', key, 'base64url')}`;
     const lockKey = `${sharedKey}:lock`;
     // A recount takes no total due its own full recount: the one it replaces was just published.
-    const usable = (total: ListingTotal) =>
-      !background || total.countedAt === undefined || !this.fullRecountDue(total);
+    const usable = (total: ListingTotal) => !background || !this.fullCountOutdated(total);
     const readShared = () => this.readShared(store, key, sharedKey, freshForMs, usable);
     let locked: boolean;
     try {

@@ -1,5 +1,5 @@
-import { rebuildSqliteTable } from './sqlite-table-rebuild';
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
+import { rebuildSqliteTable } from './sqlite-table-rebuild';
 
 /**
  * Every documented filter × sort read through an index in the sort's order (CONTRACT §3; the

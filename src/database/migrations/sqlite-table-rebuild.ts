@@ -1,9 +1,10 @@
 import type { QueryRunner } from 'typeorm';
 
 /**
- * SQLite changes a column's collation only by rebuilding its table: the same CREATE TABLE as
- * `edit` rewrites it (unless that changes nothing), the rows copied, the indexes created again and the AUTOINCREMENT counter
- * kept (TypeORM's own rebuild drops a column's NOCASE). Nothing may reference `table` by a key.
+ * SQLite changes a column's collation only by rebuilding its table: the CREATE TABLE as `edit`
+ * rewrites it (nothing when that changes nothing), the rows copied, the indexes created again and
+ * the AUTOINCREMENT counter kept (TypeORM's own rebuild drops a column's NOCASE). Nothing may
+ * reference `table` by a key.
  */
 export async function rebuildSqliteTable(
   queryRunner: QueryRunner,
@@ -14,6 +15,8 @@ export async function rebuildSqliteTable(
     "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
     [table],
   );
+  const edited = edit(sql);
+  if (edited === sql) return; // already so
   const indexes: { sql: string }[] = await queryRunner.query(
     "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
     [table],
@@ -23,8 +26,6 @@ export async function rebuildSqliteTable(
     [table],
   );
   const rebuilt = `${table}_rebuilt`;
-  const edited = edit(sql);
-  if (edited === sql) return; // already so
   await queryRunner.query(edited.replace(`CREATE TABLE "${table}"`, `CREATE TABLE "${rebuilt}"`));
   await queryRunner.query(`INSERT INTO "${rebuilt}" SELECT * FROM "${table}"`);
   await queryRunner.query(`DROP TABLE "${table}"`);
