@@ -3,7 +3,7 @@
  * named indexes belong to. For users, the write is a user's change: 20k single-row UPDATEs in
  * autocommit setting a random user's role and `updated_at` (each moves the user in every index on
  * them), the touched rows written back to what they were after each measure. For login
- * activities, the time to append login activity rows to the bench table in multi-row INSERTs, through one mysql2
+ * activities, the time to append rows to the bench table in multi-row INSERTs, through one mysql2
  * connection in autocommit, with all its current indexes and again with the named secondary
  * indexes dropped. The rows are deleted again after each measure (DELETE WHERE id > the previous
  * maximum; the auto-increment counter is not reset), and the dropped indexes are added back
@@ -22,8 +22,8 @@ import { ACTIVITY_COLUMNS, activityRow } from '../../src/database/seed/demo-data
 import { SeededRandom } from '../../src/database/seed/random';
 import { addIndexClause, type IndexDefinition, secondaryIndexes } from './bench-database';
 
-/** The table `indexState` and `indexBytes` read: the one the named indexes belong to. */
-let TABLE = 'login_activities';
+/** The log the inserts append to (a users index is measured by users' changes). */
+const LOG = 'login_activities';
 
 export interface IndexState {
   secondaryIndexes: number;
@@ -64,24 +64,24 @@ export interface InsertCostResult {
 
 const log = (message: string) => console.log(`[bench] I: ${message}`);
 
-async function indexState(connection: Connection): Promise<IndexState> {
+async function indexState(connection: Connection, table: string): Promise<IndexState> {
   const [[row]] = await connection.query<RowDataPacket[]>(
     `SELECT INDEX_LENGTH AS index_length FROM information_schema.TABLES
       WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`,
-    [TABLE],
+    [table],
   );
   return {
-    secondaryIndexes: (await secondaryIndexes(connection, TABLE)).length,
+    secondaryIndexes: (await secondaryIndexes(connection, table)).length,
     indexLengthBytes: Number(row.index_length),
   };
 }
 
 /** The size of each of `names`, in bytes, as InnoDB's persistent statistics have it. */
-async function indexBytes(connection: Connection, names: string[]): Promise<number> {
+async function indexBytes(connection: Connection, table: string, names: string[]): Promise<number> {
   const [[row]] = await connection.query<RowDataPacket[]>(
     `SELECT COALESCE(SUM(stat_value), 0) * @@innodb_page_size AS bytes FROM mysql.innodb_index_stats
       WHERE database_name = DATABASE() AND table_name = ? AND stat_name = 'size' AND index_name IN (?)`,
-    [TABLE, names],
+    [table, names],
   );
   return Number(row.bytes);
 }
@@ -123,7 +123,7 @@ interface Writes {
 /** `rows` appended in `batchSize`-row INSERTs, deleted again. */
 async function inserts(connection: Connection, rows: unknown[][], batchSize: number) {
   const [[max]] = await connection.query<RowDataPacket[]>(
-    `SELECT COALESCE(MAX(id), 0) AS max_id FROM ${TABLE}`,
+    `SELECT COALESCE(MAX(id), 0) AS max_id FROM ${LOG}`,
   );
   const maxId = Number(max.max_id);
   const placeholders = `(${ACTIVITY_COLUMNS.map(() => '?').join(', ')})`;
@@ -132,7 +132,7 @@ async function inserts(connection: Connection, rows: unknown[][], batchSize: num
     const batch = rows.slice(offset, offset + batchSize);
     statements.push(
       connection.format(
-        `INSERT INTO ${TABLE} (${ACTIVITY_COLUMNS.join(', ')}) VALUES ${batch.map(() => placeholders).join(', ')}`,
+        `INSERT INTO ${LOG} (${ACTIVITY_COLUMNS.join(', ')}) VALUES ${batch.map(() => placeholders).join(', ')}`,
         batch.flat(),
       ),
     );
@@ -142,7 +142,7 @@ async function inserts(connection: Connection, rows: unknown[][], batchSize: num
     write: async () => {
       for (const sql of statements) await connection.query(sql);
     },
-    undo: async () => void (await connection.query(`DELETE FROM ${TABLE} WHERE id > ?`, [maxId])),
+    undo: async () => void (await connection.query(`DELETE FROM ${LOG} WHERE id > ?`, [maxId])),
   } satisfies Writes;
 }
 
@@ -185,10 +185,11 @@ async function userChanges(connection: Connection, count: number): Promise<Write
 
 async function measure(
   connection: Connection,
+  table: string,
   writes: Writes,
   label: string,
 ): Promise<InsertMeasure> {
-  const indexes = await indexState(connection);
+  const indexes = await indexState(connection, table);
   let seconds: number;
   let deleteSeconds: number;
   try {
@@ -219,12 +220,16 @@ async function measure(
 }
 
 /** Adds back those of `named` the table lacks, in one ALTER; returns the seconds it took. */
-async function addBack(connection: Connection, named: IndexDefinition[]): Promise<number> {
-  const present = new Set((await secondaryIndexes(connection, TABLE)).map((i) => i.name));
+async function addBack(
+  connection: Connection,
+  table: string,
+  named: IndexDefinition[],
+): Promise<number> {
+  const present = new Set((await secondaryIndexes(connection, table)).map((i) => i.name));
   const missing = named.filter((i) => !present.has(i.name));
   if (!missing.length) return 0;
   const started = performance.now();
-  await connection.query(`ALTER TABLE ${TABLE} ${missing.map(addIndexClause).join(', ')}`);
+  await connection.query(`ALTER TABLE ${table} ${missing.map(addIndexClause).join(', ')}`);
   const seconds = (performance.now() - started) / 1000;
   log(`${missing.map((i) => i.name).join(', ')} added back in ${seconds.toFixed(1)} s`);
   return seconds;
@@ -248,22 +253,22 @@ export async function benchInsertCost(
         WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME = ? LIMIT 1`,
       [withoutIndexes[0]],
     );
-    TABLE = owner ? String(owner.name) : 'login_activities';
-    const all = await secondaryIndexes(connection, TABLE);
+    const table = owner ? String(owner.name) : LOG;
+    const all = await secondaryIndexes(connection, table);
     const named = withoutIndexes.map((name) => {
       const index = all.find((i) => i.name === name);
       if (!index) {
         throw new Error(
-          `--without-indexes: ${TABLE} has no index ${name} (it has ${all.map((i) => i.name).join(', ')})`,
+          `--without-indexes: ${table} has no index ${name} (it has ${all.map((i) => i.name).join(', ')})`,
         );
       }
       return index;
     });
     const writes =
-      TABLE === 'users'
+      table === 'users'
         ? await userChanges(connection, USER_CHANGES)
         : await inserts(connection, await prepareRows(connection, rowCount), batchSize);
-    const namedIndexBytes = await indexBytes(connection, withoutIndexes);
+    const namedIndexBytes = await indexBytes(connection, table, withoutIndexes);
     log(`${withoutIndexes.join(', ')}: ${mib(namedIndexBytes)} together`);
 
     let dropSeconds = 0;
@@ -274,27 +279,32 @@ export async function benchInsertCost(
     let withAllAgain: InsertMeasure;
     let beforeCompaction: IndexState;
     try {
-      withAll = await measure(connection, writes, 'with all indexes');
+      withAll = await measure(connection, table, writes, 'with all indexes');
       try {
         const started = performance.now();
         await connection.query(
-          `ALTER TABLE ${TABLE} ${named.map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`,
+          `ALTER TABLE ${table} ${named.map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`,
         );
         dropSeconds = (performance.now() - started) / 1000;
-        withoutNamed = await measure(connection, writes, `without ${withoutIndexes.join(', ')}`);
+        withoutNamed = await measure(
+          connection,
+          table,
+          writes,
+          `without ${withoutIndexes.join(', ')}`,
+        );
       } finally {
         // Whatever happened: every index the table had is there again.
-        rebuildSeconds = await addBack(connection, named);
+        rebuildSeconds = await addBack(connection, table, named);
       }
-      withAllAgain = await measure(connection, writes, 'with all indexes again');
+      withAllAgain = await measure(connection, table, writes, 'with all indexes again');
     } finally {
       // Whatever happened: the pages the inserts split are compacted again.
-      beforeCompaction = await indexState(connection);
+      beforeCompaction = await indexState(connection, table);
       const started = performance.now();
-      await connection.query(`ALTER TABLE ${TABLE} FORCE`);
+      await connection.query(`ALTER TABLE ${table} FORCE`);
       compactSeconds = (performance.now() - started) / 1000;
     }
-    const restored = await indexState(connection);
+    const restored = await indexState(connection, table);
     log(
       `compacted again (ALTER TABLE FORCE) in ${compactSeconds.toFixed(1)} s: index_length ` +
         `${mib(beforeCompaction.indexLengthBytes)} before, ${mib(restored.indexLengthBytes)} after`,
