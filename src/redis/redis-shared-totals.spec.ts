@@ -12,7 +12,7 @@ describe('RedisSharedTotals', () => {
 
   beforeAll(() => shared.onModuleInit());
   afterAll(async () => {
-    await shared.client()!.del(key, `${key}:lock`);
+    await shared.client()!.del(key, `${key}:lock`, `${key}:base`);
     await shared.onApplicationShutdown();
   });
 
@@ -29,9 +29,10 @@ describe('RedisSharedTotals', () => {
       marks: [[9, 'Grace Hopper', 17]],
     };
     expect(await store.lock(`${key}:lock`, 5_000)).toBe(true);
-    await store.publish(key, total, 5_000, `${key}:lock`);
+    await store.publish(key, total, 5_000, 60_000, `${key}:lock`);
     const read = await store.read(key);
     expect(read?.total).toEqual(total);
+    expect(await store.readBase(key)).toEqual(total);
     expect(read?.remainingMs).toBeGreaterThan(0);
     expect(read?.remainingMs).toBeLessThanOrEqual(5_000);
     // Publishing gave the lock up.
@@ -40,5 +41,15 @@ describe('RedisSharedTotals', () => {
 
   it('reads nothing where nothing was published', async () => {
     expect(await store.read(`${key}:absent`)).toBeUndefined();
+    expect(await store.readBase(`${key}:absent`)).toBeUndefined();
+  });
+
+  it('keeps a published total as a base after it has expired', async () => {
+    const expiring = `${key}:expiring`;
+    await store.publish(expiring, { total: 3, maxId: 9 }, 20, 60_000, `${expiring}:lock`);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(await store.read(expiring)).toBeUndefined();
+    expect(await store.readBase(expiring)).toEqual({ total: 3, maxId: 9 });
+    await shared.client()!.del(`${expiring}:base`);
   });
 });

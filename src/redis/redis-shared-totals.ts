@@ -29,8 +29,26 @@ export class RedisSharedTotals implements SharedTotalsStore {
     await this.redis.del(lockKey);
   }
 
-  async publish(key: string, total: ListingTotal, ttlMs: number, lockKey: string): Promise<void> {
-    await run(this.redis.multi().set(key, JSON.stringify(total), 'PX', ttlMs).del(lockKey));
+  async publish(
+    key: string,
+    total: ListingTotal,
+    ttlMs: number,
+    baseMs: number,
+    lockKey: string,
+  ): Promise<void> {
+    const value = JSON.stringify(total);
+    await run(
+      this.redis
+        .multi()
+        .set(key, value, 'PX', ttlMs)
+        .set(`${key}:base`, value, 'PX', baseMs)
+        .del(lockKey),
+    );
+  }
+
+  async readBase(key: string): Promise<ListingTotal | undefined> {
+    const value = await this.redis.get(`${key}:base`);
+    return value === null ? undefined : fromJson(value);
   }
 }
 

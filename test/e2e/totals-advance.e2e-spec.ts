@@ -119,6 +119,41 @@ describe('totals advanced by appended rows, recounted in full periodically', () 
     },
   );
 
+  it("does not take a total back to an instance's own older count once another's recount has expired", async () => {
+    const env = {
+      COUNT_CACHE_TTL_MS: '300',
+      COUNT_CACHE_FULL_RECOUNT_MS: '1000',
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    };
+    kit = await startTestApp({ env });
+    const other = await startTestApp({ env, database: kit.database });
+    try {
+      token = await kit.token();
+      user = await kit.data.user();
+      const rows = await kit.data.many(10, () => kit.data.loginActivity({ user }));
+      const path = '/v1/login_activities?success=true';
+      expect(await total(path)).toBe(10);
+      await kit.dataSource.query(`DELETE FROM login_activities WHERE id = ${rows[0].id}`);
+      await sleep(1100);
+      // The other instance's full recount takes the deleted row in.
+      const recounted = await eventually(
+        async () =>
+          Number(
+            (await other.http().get(path).set('Authorization', `Bearer ${token}`).expect(200))
+              .headers['x-total-count'],
+          ),
+        (value) => value === 9,
+        2000,
+      );
+      expect(recounted).toBe(9);
+      // Once that total has expired, this instance advances it, not its own copy of 10.
+      await sleep(400);
+      expect(await total(path)).toBe(9);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers keyset totals across id buckets from a histogram that appended rows advance', async () => {
     kit = await startTestApp({ env: { COUNT_CACHE_TTL_MS: '300' } });
     token = await kit.token();

@@ -258,7 +258,7 @@ describe('CountCache', () => {
       return counts;
     };
     const publishedTotals = async () => {
-      const keys = (await redis.keys(`${prefix}*`)).filter((key) => !key.endsWith(':lock'));
+      const keys = (await redis.keys(`${prefix}*`)).filter((key) => !/:(lock|base)$/.test(key));
       return Promise.all(keys.map(async (key) => JSON.parse((await redis.get(key)) ?? 'null')));
     };
 

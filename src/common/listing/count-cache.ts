@@ -128,15 +128,11 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
       running.work.join();
       return untilAbandoned(running.total);
     }
-    const counting = this.run(key, compute, 0);
     // An expired total is only advanced: the full recount it is due starts behind it, or requests
     // never inside the refresh-ahead window (one every TTL or slower) would never take it.
-    if (cached) {
-      void counting.then(
-        (value) => this.recountIfDue(key, value, recount),
-        () => undefined,
-      );
-    }
+    const counting = this.run(key, compute, 0, false, (value) =>
+      this.recountIfDue(key, value, recount),
+    );
     return untilAbandoned(counting);
   }
 
@@ -212,18 +208,28 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
     return false;
   }
 
-  /** Counts `key` once at a time; callers that arrive meanwhile share the result. */
+  /**
+   * Counts `key` once at a time; callers that arrive meanwhile share the result. `onAdvanced` sees
+   * a total counted here by advancing an earlier one.
+   */
   private run(
     key: string,
     counter: TotalCounter,
     freshForMs: number,
     background = false,
+    onAdvanced?: (value: ListingTotal) => void,
   ): Promise<ListingTotal> {
-    // The total this one replaces (expired, or about to), which the counter may advance.
+    // The total this one replaces (expired, or about to), which the counter may advance: this
+    // instance's, or the last one published if that was counted in full later.
     const previous = this.entries.get(key)?.value;
+    let advanced = false;
     const work = new SharedWork(background);
     work.join();
-    const compute = () => work.run(() => counter(previous));
+    const compute: Compute = (published) => {
+      const base = newerBase(previous, published);
+      advanced = base !== undefined;
+      return work.run(() => counter(base));
+    };
     const total = (
       this.shared
         ? this.countShared(key, compute, freshForMs, background)
@@ -232,6 +238,12 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
       if (this.inFlight.get(key)?.work === work) this.inFlight.delete(key);
     });
     this.inFlight.set(key, { total, work });
+    if (onAdvanced) {
+      total.then(
+        (value) => advanced && onAdvanced(value),
+        () => undefined,
+      );
+    }
     return total;
   }
 
@@ -247,9 +259,13 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
       .finally(() => (entry.recount = 'ended'));
   }
 
-  private async counted(key: string, compute: () => Promise<ListingTotal>): Promise<ListingTotal> {
+  private async counted(
+    key: string,
+    compute: Compute,
+    published?: ListingTotal,
+  ): Promise<ListingTotal> {
     const started = Date.now();
-    const value = await compute();
+    const value = await compute(published);
     if (this.ttlMs > 0) this.remember(key, value, this.ttlMs, Date.now() - started);
     return value;
   }
@@ -260,7 +276,7 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
    */
   private async countShared(
     key: string,
-    compute: () => Promise<ListingTotal>,
+    compute: Compute,
     freshForMs: number,
     background: boolean,
   ): Promise<ListingTotal> {
@@ -271,6 +287,7 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
     const usable = (total: ListingTotal) => !background || !this.fullCountOutdated(total);
     const readShared = () => this.readShared(store, key, sharedKey, freshForMs, usable);
     let locked: boolean;
+    let base: ListingTotal | undefined;
     try {
       const found = await readShared();
       if (found !== undefined) return found;
@@ -293,6 +310,7 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
           this.locksHeld.delete(lockKey);
           return published;
         }
+        base = await store.readBase(sharedKey);
       }
     } catch (error) {
       this.locksHeld.delete(lockKey); // it runs out by itself; the count goes on here, unshared
@@ -302,9 +320,9 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
     // A failed count is the request's error, not the store's: it is not run a second time.
     if (!locked) return this.counted(key, compute); // the other instance did not publish in time
     try {
-      const value = await this.counted(key, compute);
+      const value = await this.counted(key, compute, base);
       await store
-        .publish(sharedKey, value, this.ttlMs, lockKey)
+        .publish(sharedKey, value, this.ttlMs, this.ttlMs + this.fullRecountMs, lockKey)
         .catch((error: Error) => this.sharedFailed(error));
       return value;
     } catch (error) {
@@ -365,6 +383,20 @@ export class CountCache implements OnModuleDestroy, BeforeApplicationShutdown {
       recount: 'not started',
     });
   }
+}
+
+/** Counts a total, advancing the last one published (`published`) where it is the newer base. */
+type Compute = (published?: ListingTotal) => Promise<ListingTotal>;
+
+/**
+ * Of two totals of one key, the one to advance: the later full count (an instance's own copy may
+ * predate another's recount, which took in deleted rows), else the one advanced furthest.
+ */
+function newerBase(own?: ListingTotal, published?: ListingTotal): ListingTotal | undefined {
+  if (!own || !published) return own ?? published;
+  const [ownCount, publishedCount] = [own.countedAt ?? -1, published.countedAt ?? -1];
+  if (ownCount !== publishedCount) return publishedCount > ownCount ? published : own;
+  return published.maxId > own.maxId ? published : own;
 }
 
 /** What a total holds: itself, and its histogram's buckets or its marks. */

@@ -11,8 +11,19 @@ export interface SharedTotalsStore {
   /** Takes the right to count `lockKey` for `ms`: false while another instance holds it. */
   lock(lockKey: string, ms: number): Promise<boolean>;
   unlock(lockKey: string): Promise<void>;
-  /** Publishes `total` under `key` for `ttlMs` and gives up `lockKey`, at once. */
-  publish(key: string, total: ListingTotal, ttlMs: number, lockKey: string): Promise<void>;
+  /**
+   * Publishes `total` under `key` for `ttlMs`, and as its base for `baseMs`, and gives up
+   * `lockKey`, at once.
+   */
+  publish(
+    key: string,
+    total: ListingTotal,
+    ttlMs: number,
+    baseMs: number,
+    lockKey: string,
+  ): Promise<void>;
+  /** The last total published under `key`, expired or not, kept to advance: or undefined. */
+  readBase(key: string): Promise<ListingTotal | undefined>;
 }
 
 export const SHARED_TOTALS = Symbol('SHARED_TOTALS');
