@@ -154,6 +154,39 @@ describe('totals advanced by appended rows, recounted in full periodically', () 
     }
   });
 
+  it("does not take a total back to an instance's older rollup once another's newer total has expired", async () => {
+    const env = {
+      COUNT_CACHE_WARMUP: 'true',
+      COUNT_CACHE_TTL_MS: '300',
+      COUNT_CACHE_FULL_RECOUNT_MS: '3600000',
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    };
+    const seeding = await startTestApp();
+    user = await seeding.data.user();
+    const rows = await seeding.data.many(10, () => seeding.data.loginActivity({ user }));
+    kit = await startTestApp({ env, database: seeding.database });
+    let other: TestApp | undefined;
+    try {
+      await kit.warmedUp();
+      token = await kit.token();
+      const path = '/v1/login_activities?success=true';
+      expect(await total(path)).toBe(10);
+      await kit.dataSource.query(`DELETE FROM login_activities WHERE id = ${rows[0].id}`);
+      // Its rollup, read after the delete, takes it in.
+      other = await startTestApp({ env, database: seeding.database });
+      await other.warmedUp();
+      await sleep(350);
+      const ask = await other.http().get(path).set('Authorization', `Bearer ${token}`).expect(200);
+      expect(ask.headers['x-total-count']).toBe('9');
+      // Once that total has expired, the first instance advances it, not its older rollup's 10.
+      await sleep(350);
+      expect(await total(path)).toBe(9);
+    } finally {
+      await other?.close();
+      await seeding.close();
+    }
+  });
+
   it('answers keyset totals across id buckets from a histogram that appended rows advance', async () => {
     kit = await startTestApp({ env: { COUNT_CACHE_TTL_MS: '300' } });
     token = await kit.token();

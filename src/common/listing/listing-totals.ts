@@ -57,8 +57,8 @@ export class ListingTotals {
     if (this.rollups.answers(walk.repository, walk.criteria)) {
       return this.counts.get(
         walk.key,
-        () => this.rolledTotal(walk, false),
-        () => this.rolledTotal(walk, true),
+        (previous) => this.rolledTotal(walk, false, previous),
+        (previous) => this.rolledTotal(walk, true, previous),
       );
     }
     const keyset = splitKeyset(walk.criteria);
@@ -281,15 +281,20 @@ export class ListingTotals {
 
   /**
    * A total from the rollup: its whole hours, plus the counted partial hours at the window's edges
-   * and the matching rows appended above its highest id, so that it is as exact as a count.
+   * and the matching rows appended above its highest id, so that it is as exact as a count. A
+   * total counted in full after the rollup was read (another instance's) is advanced instead.
    */
   private async rolledTotal<TItem extends { id: number }>(
     walk: Walk<TItem>,
     background: boolean,
+    previous?: ListingTotal,
   ): Promise<ListingTotal> {
     const rolled = await this.rollups.total(walk.repository, walk.criteria);
     // The rollup was rebuilt meanwhile and leaves the criteria to count.
     if (!rolled) return this.advancing(walk, background)();
+    if ((previous?.countedAt ?? -1) > rolled.builtAt) {
+      return this.advancing(walk, background)(previous);
+    }
     const [appended, ...edges] = await Promise.all([
       walk.repository.count(idsAbove(walk.criteria, rolled.maxId), this.walks.options),
       ...rolled.edges.map(([from, to]) => this.edgeTotal(walk, from, to, rolled.maxId)),
