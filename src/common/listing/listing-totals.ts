@@ -292,9 +292,8 @@ export class ListingTotals {
     const rolled = await this.rollups.total(walk.repository, walk.criteria);
     // The rollup was rebuilt meanwhile and leaves the criteria to count.
     if (!rolled) return this.advancing(walk, background)();
-    if ((previous?.countedAt ?? -1) > rolled.builtAt) {
-      return this.advancing(walk, background)(previous);
-    }
+    // Only advanced, never counted in full: the rollup's own rebuild takes deleted rows in.
+    if ((previous?.countedAt ?? -1) > rolled.builtAt) return this.advancing(walk, false)(previous);
     const [appended, ...edges] = await Promise.all([
       walk.repository.count(idsAbove(walk.criteria, rolled.maxId), this.walks.options),
       ...rolled.edges.map(([from, to]) => this.edgeTotal(walk, from, to, rolled.maxId)),
