@@ -282,6 +282,9 @@ export class ListingRollups {
   private readonly rebuildMs: number;
   /** The app is closing: a build stopped with it is not news. */
   private stopped = false;
+  /** Rebuilds the rollups that are due though nothing reads them (an idle instance's). */
+  private rebuilding?: NodeJS.Timeout;
+  private readonly scheduled = new Set<AnyRepository>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -297,12 +300,34 @@ export class ListingRollups {
 
   onModuleDestroy(): void {
     this.stopped = true;
+    clearInterval(this.rebuilding);
   }
 
-  /** Builds the listing's rollup unless it has one; resolves when it is there. */
+  /**
+   * Builds the listing's rollup unless it has one; resolves when it is there. From then on it is
+   * built again once due, read or not: an instance asked again after a pause would otherwise answer
+   * from one older than COUNT_CACHE_FULL_RECOUNT_MS.
+   */
   async build(repository: AnyRepository): Promise<void> {
     if (!repository.definition.rollup || this.rollups.has(repository.definition.resource)) return;
     await this.rebuild(repository);
+    this.rebuildWhenDue(repository);
+  }
+
+  private rebuildWhenDue(repository: AnyRepository): void {
+    this.scheduled.add(repository);
+    if (this.rebuilding || this.rebuildMs <= 0 || this.stopped) return;
+    const check = () => {
+      for (const scheduled of this.scheduled) {
+        const rollup = this.rollups.get(scheduled.definition.resource);
+        if (rollup && Date.now() - rollup.builtAt >= this.rebuildMs) {
+          void this.rebuild(scheduled).catch(() => undefined); // logged by rebuild
+        }
+      }
+    };
+    // Looked at a twentieth of the period apart (at most 15 s): due that much late at worst.
+    this.rebuilding = setInterval(check, Math.min(Math.max(this.rebuildMs / 20, 100), 15_000));
+    this.rebuilding.unref();
   }
 
   /** The total of `criteria` from the rollup (advanced first when older than the TTL). */
