@@ -65,12 +65,17 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
     // WAL lets the token CLI write while the server reads the same file.
     enableWAL: true,
     prepareDatabase: (db: { pragma: (sql: string) => unknown }) => {
-      db.pragma('busy_timeout = 5000');
+      // The CLIs and the server's migrations wait out another writer's transaction; once up, the
+      // server waits for none (DatabaseAvailability).
+      db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       db.pragma('foreign_keys = ON');
     },
     ...schemaOptions(config),
   };
 }
+
+/** How long a write waits for another process's lock on the SQLite file. */
+const SQLITE_BUSY_TIMEOUT_MS = 30_000;
 
 /** What both databases share: the entities, and a schema that comes from the migrations only. */
 function schemaOptions(config: AppConfig) {

@@ -144,6 +144,12 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
       );
     }
     await this.demoData.seedIfEmpty();
+    if (this.config.database.kind === 'sqlite') {
+      // better-sqlite3 waits for another process's write lock in the one thread every request is
+      // served on: from here the service's only write (a token's last use) gives up on a locked
+      // file at once. Reads in WAL mode never wait for a writer.
+      await this.dataSource.query('PRAGMA busy_timeout = 0');
+    }
     this.up = true;
     this.markUp();
     if (this.failedAttempts > 0) {
