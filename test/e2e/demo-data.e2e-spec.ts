@@ -63,6 +63,32 @@ describe('demo data', () => {
     expect(Number(orphans.n)).toBe(0);
   });
 
+  it('is loaded by several `npm run seed` at once, each waiting for the others', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const env = { DATABASE_URL: '', ...database.env };
+    // Migrated first: the seeds then only write rows.
+    const migrated = await runTs('src/cli/seed.cli.ts', ['--users', '0', '--activities', '0'], env);
+    expect(migrated.code).toBe(0);
+    const seeds = await Promise.all(
+      [1, 2, 3].map((seed) =>
+        runTs(
+          'src/cli/seed.cli.ts',
+          ['--users', '40', '--activities', '2000', '--seed', String(seed)],
+          env,
+        ),
+      ),
+    );
+    expect(seeds.map(({ code, stderr }) => ({ code, stderr }))).toEqual(
+      Array(3).fill({ code: 0, stderr: '' }),
+    );
+    const source = await open(database);
+    sources.push(source);
+    const [users] = await source.query('SELECT COUNT(*) AS n FROM users');
+    const [activities] = await source.query('SELECT COUNT(*) AS n FROM login_activities');
+    expect([Number(users.n), Number(activities.n)]).toEqual([120, 6000]);
+  });
+
   it('is loaded by `npm run seed` with the sizes asked for', async () => {
     const database = await createTestDatabase();
     databases.push(database);

@@ -338,19 +338,16 @@ export function activityRow(
   ];
 }
 
+/**
+ * The demo roles, each added where missing. Writes first: on SQLite the transaction then waits for
+ * another writer's lock; one that read first could not take it later (SQLITE_BUSY at once).
+ */
 async function ensureRoles(manager: EntityManager): Promise<number[]> {
-  const existing: { id: number | string; name: string }[] = await manager.query(
-    'SELECT id, name FROM roles ORDER BY id',
-  );
-  const names = new Set(existing.map((role) => role.name));
-  const missing = ROLE_NAMES.filter((name) => !names.has(name));
-  if (missing.length) {
-    await insertRows(
-      manager,
-      'roles',
-      ['name'],
-      missing.map((name) => [name]),
-      100,
+  for (const name of ROLE_NAMES) {
+    await manager.query(
+      'INSERT INTO roles (name) SELECT ? FROM (SELECT 1 AS one) AS o' +
+        ' WHERE NOT EXISTS (SELECT 1 FROM roles WHERE name = ?)',
+      [name, name],
     );
   }
   const roles: { id: number | string; name: string }[] = await manager.query(
@@ -359,8 +356,10 @@ async function ensureRoles(manager: EntityManager): Promise<number[]> {
   return roles.filter((role) => ROLE_NAMES.includes(role.name)).map((role) => Number(role.id));
 }
 
+/** The table's highest id; on MySQL/MariaDB locked, so that a seed beside it waits, not collides. */
 async function maxId(manager: EntityManager, table: string): Promise<number> {
-  const [row] = await manager.query(`SELECT MAX(id) AS max_id FROM ${table}`);
+  const lock = manager.connection.options.type === 'mysql' ? ' FOR UPDATE' : '';
+  const [row] = await manager.query(`SELECT MAX(id) AS max_id FROM ${table}${lock}`);
   return Number(row?.max_id ?? 0);
 }
 
