@@ -88,8 +88,15 @@ export interface ReadOptions {
   source?: ReadSource;
 }
 
-/** The work of one read: statements run by `statements` on one connection (`runner`). */
-export type ReadWork<T> = (runner: QueryRunner, statements: StatementRunner) => Promise<T>;
+/**
+ * The work of one read: statements run by `statements` on one connection (`runner`) of a server
+ * that holds every row committed on the primary before `completeAsOf` (ms since the epoch).
+ */
+export type ReadWork<T> = (
+  runner: QueryRunner,
+  statements: StatementRunner,
+  completeAsOf: number,
+) => Promise<T>;
 
 /** How long the server's version may take to come (a pool connection, then the question). */
 const VERSION_LIMIT_MS = 1000;
@@ -228,10 +235,10 @@ export class StatementRunners implements BeforeApplicationShutdown {
         },
         source.dataSource,
       );
-      if (!snapshot) return { value: await work(runner, statements), completeAsOf };
+      if (!snapshot) return { value: await work(runner, statements, completeAsOf), completeAsOf };
       try {
         await statements.beginSnapshot(runner);
-        const value = await work(runner, statements);
+        const value = await work(runner, statements, completeAsOf);
         await statements.commit(runner);
         return { value, completeAsOf };
       } catch (error) {

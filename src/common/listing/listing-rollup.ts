@@ -501,10 +501,15 @@ export class ListingRollups {
    */
   private async fill(repository: AnyRepository, rollup: Rollup, building = false): Promise<void> {
     const { columns, time } = repository.definition.rollup!;
-    const options = { ...this.options, source: this.readReplicas?.source() };
+    const source = this.readReplicas?.source();
+    const options = { ...this.options, source };
+    // What the source holds: a replica's rows lag (one committed late below an id it shows may not
+    // be there yet); it holds no fewer later.
+    const completeAsOf = Date.now() - (source?.staleMs() ?? 0);
     const now = await repository.highestIdNow(options);
     // Up to the settled id (a row may still be committed late above it): totals count the rest.
-    const highest = Math.min(now, repository.settledId() ?? (building ? now : rollup.maxId));
+    const settled = repository.settledId(completeAsOf);
+    const highest = Math.min(now, settled ?? (building ? now : rollup.maxId));
     for (let above = rollup.maxId; above < highest; above += CHUNK_IDS) {
       const upTo = Math.min(highest, above + CHUNK_IDS);
       const groups = await repository.countByGroup(columns, time, above, upTo, options);

@@ -141,26 +141,27 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     floor: number | undefined,
     options: PageOptions = {},
   ): Promise<ListingTotal> {
-    const from = this.recentFrom(floor);
-    // Two statements (the rows, and those above the settled id) read one snapshot; one needs none.
+    // Two statements (the rows, and those above the settled id) read one snapshot.
     return this.value(
-      from !== undefined && !recentIsAll(from, floor),
-      (runner, statements) =>
-        this.countSettledIn(runner, statements, criteria, bucket, floor, from),
+      true,
+      (runner, statements, completeAsOf) =>
+        this.countSettledIn(runner, statements, criteria, completeAsOf, bucket, floor),
       options,
     );
   }
 
+  /** `countSettled` on a read's connection, holding every row committed before `completeAsOf`. */
   private async countSettledIn(
     runner: QueryRunner,
     statements: StatementRunner,
     criteria: ListingCriteria,
+    completeAsOf: number,
     bucket?: SortBucket,
     floor?: number,
-    from = this.recentFrom(floor),
   ): Promise<ListingTotal> {
     const counted = floor === undefined ? criteria : idsAbove(criteria, floor);
     const whole = await this.countIn(runner, statements, counted, bucket);
+    const from = this.recentFrom(completeAsOf, floor);
     if (from === undefined) return whole;
     const recent = recentIsAll(from, floor)
       ? whole
@@ -169,11 +170,12 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   }
 
   /**
-   * Where a count's recent rows start: the settled id; above `floor`, every row until one settles.
-   * Before any id has settled (just after a start) every row is recent: one may still commit late.
+   * Where a count's recent rows start: the id settled as of what the read holds (a replica's rows
+   * lag; one committed late below an id it shows may not be there yet); above `floor`, every row
+   * until one settles. Before any id has settled (just after a start) every row is recent.
    */
-  private recentFrom(floor?: number): number | undefined {
-    const settled = this.settledId();
+  private recentFrom(completeAsOf: number, floor?: number): number | undefined {
+    const settled = this.settledId(completeAsOf);
     if (settled === undefined && floor === undefined) {
       return this.config.tailHoldbackMs > 0 ? 0 : undefined;
     }
@@ -284,8 +286,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<Rows<TItem> & { total: ListingTotal }> {
     const { value, completeAsOf } = await this.statementRunners.read(
       true,
-      async (runner, statements) => {
-        const total = await this.countSettledIn(runner, statements, criteria);
+      async (runner, statements, completeAsOf) => {
+        const total = await this.countSettledIn(runner, statements, criteria, completeAsOf);
         const items =
           (stretch && (await this.stretchIn(runner, statements, stretch, offset, limit))) ??
           (await this.pageIn(runner, statements, criteria, offset, limit, total.total));
@@ -315,9 +317,9 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     let total: number | undefined;
     const rows = await this.readRows(
       nearEnd,
-      async (runner, statements) => {
+      async (runner, statements, completeAsOf) => {
         if (nearEnd && changedSince && (await this.changedIn(runner, statements, changedSince))) {
-          recounted = await this.countSettledIn(runner, statements, criteria);
+          recounted = await this.countSettledIn(runner, statements, criteria, completeAsOf);
           total = recounted.total;
         } else if (nearEnd) {
           // From the settled part: the rows above it are counted again, with any committed late.
