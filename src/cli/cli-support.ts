@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
+import { applyMigrations } from '../database/apply-migrations';
 import { buildDataSourceOptions } from '../database/data-source-options';
 
 export class UsageError extends Error {}
@@ -21,6 +22,7 @@ export async function openDataSource(
   };
   const dataSource = new DataSource(buildDataSourceOptions(config));
   await dataSource.initialize();
+  if (config.database.migrationsRun) await applyMigrations(dataSource);
   return { dataSource, config };
 }
 

@@ -1,10 +1,11 @@
+import { applyMigrations } from '../database/apply-migrations';
 import { openDataSource, runCli } from './cli-support';
 
 /** Applies pending migrations to DATABASE_URL (or the embedded default). */
 async function main(): Promise<void> {
   const { dataSource } = await openDataSource({ migrationsRun: false });
   try {
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    const applied = await applyMigrations(dataSource);
     console.log(
       applied.length
         ? `applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { applyMigrations } from '../database/apply-migrations';
 import { seedDemoData } from '../database/seed/demo-data';
 import { openDataSource, runCli, UsageError } from './cli-support';
 
@@ -39,10 +40,10 @@ async function main(): Promise<void> {
       : count(values.organizations, 'organizations', 1);
   const seed = count(values.seed, 'seed', 20261122);
 
-  const { dataSource } = await openDataSource();
+  const { dataSource } = await openDataSource({ migrationsRun: false });
   const started = Date.now();
   try {
-    await dataSource.runMigrations({ transaction: 'each' });
+    await applyMigrations(dataSource);
     const result = await seedDemoData(dataSource, {
       users,
       activities,

@@ -26,7 +26,7 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
       bigNumberStrings: false,
       poolSize: database.poolSize,
       connectTimeout: 5000,
-      ...schemaOptions(config),
+      ...schemaOptions(),
       extra: {
         // 0 lets requests wait for a free connection without a cap on the queue: every statement is
         // bounded by the statement time limit, so the wait is bounded too (see README, Performance).
@@ -70,7 +70,7 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
       db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       db.pragma('foreign_keys = ON');
     },
-    ...schemaOptions(config),
+    ...schemaOptions(),
   };
 }
 
@@ -78,12 +78,12 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
 const SQLITE_BUSY_TIMEOUT_MS = 30_000;
 
 /** What both databases share: the entities, and a schema that comes from the migrations only. */
-function schemaOptions(config: AppConfig) {
+function schemaOptions() {
   return {
     entities,
     migrations,
-    migrationsRun: config.database.migrationsRun,
-    migrationsTransactionMode: 'each',
+    // Applied by `applyMigrations` where DB_MIGRATIONS_RUN says so, under a lock on MySQL.
+    migrationsRun: false,
     synchronize: false,
     logging: false,
   } as const;

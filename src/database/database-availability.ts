@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { applyMigrations } from './apply-migrations';
 import { DemoDataBootstrap } from './demo-data.bootstrap';
 
 /** How long boot waits for the database to answer before it serves without it meanwhile. */
@@ -132,6 +133,8 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
   private async connect(): Promise<void> {
     if (!this.dataSource.isInitialized) await this.initialize();
     if (this.stopped) return;
+    if (this.config.database.migrationsRun)
+      await this.named(() => applyMigrations(this.dataSource));
     const pending = await this.pendingMigrations();
     if (pending.length) {
       // Up only once the schema is this build's: every request would fail on it (a 500) before.
@@ -157,10 +160,17 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  /** Opens (and migrates, when configured) the database; an embedded file's failure names it. */
-  private async initialize(): Promise<void> {
-    try {
+  /** Opens the database; an embedded file's failure names it. */
+  private initialize(): Promise<void> {
+    return this.named(async () => {
       await this.dataSource.initialize();
+    });
+  }
+
+  /** `work` on the database, a failure of the embedded file naming it. */
+  private async named<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
     } catch (error) {
       if (this.config.database.kind !== 'sqlite') throw error;
       const path = JSON.stringify(this.config.database.sqlitePath);

@@ -1,13 +1,16 @@
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../src/config/app-config';
+import { applyMigrations } from '../../src/database/apply-migrations';
 import { buildDataSourceOptions } from '../../src/database/data-source-options';
 import { seedDemoData } from '../../src/database/seed/demo-data';
 import { createTestDatabase, TestDatabase } from '../kit';
 import { runTs } from '../kit/processes';
 
 async function open(database: TestDatabase): Promise<DataSource> {
-  const config = loadConfig({ NODE_ENV: 'test', DB_MIGRATIONS_RUN: 'true', ...database.env });
-  return new DataSource(buildDataSourceOptions(config)).initialize();
+  const config = loadConfig({ NODE_ENV: 'test', ...database.env });
+  const source = await new DataSource(buildDataSourceOptions(config)).initialize();
+  await applyMigrations(source);
+  return source;
 }
 
 const NOW = new Date('2026-11-22T00:00:00.000Z');
