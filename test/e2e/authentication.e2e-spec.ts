@@ -63,6 +63,8 @@ describe('authentication (RFC 6750)', () => {
     const token = await kit.token();
     await kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`).expect(200);
     await kit.http().get('/v1/users').set('Authorization', `bearer ${token}`).expect(200);
+    // RFC 9110 11.4: one or more spaces after the scheme.
+    await kit.http().get('/v1/users').set('Authorization', `Bearer   ${token}`).expect(200);
   });
 
   it.each([
