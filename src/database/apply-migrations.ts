@@ -1,4 +1,4 @@
-import type { DataSource, Migration } from 'typeorm';
+import { type DataSource, type Migration, MigrationExecutor } from 'typeorm';
 import { oneAtATime } from './named-lock';
 
 /**
@@ -7,7 +7,9 @@ import { oneAtATime } from './named-lock';
  * migration at once and fail on each other's indexes.
  */
 export function applyMigrations(dataSource: DataSource): Promise<Migration[]> {
-  return oneAtATime(dataSource, 'migrations', () =>
-    dataSource.runMigrations({ transaction: 'each' }),
-  );
+  return oneAtATime(dataSource, 'migrations', (runner) => {
+    const executor = new MigrationExecutor(dataSource, runner);
+    executor.transaction = 'each';
+    return executor.executePendingMigrations();
+  });
 }

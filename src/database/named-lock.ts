@@ -1,31 +1,32 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 
 /** How long a process waits for another one's turn (migrations, a seed). */
 const LOCK_WAIT_S = 600;
 
 /**
  * `work`, one process at a time per database and `name`: on MySQL/MariaDB under a named lock
- * (GET_LOCK), held on a connection of its own. SQLite's file lock already lets one writer in.
+ * (GET_LOCK) held by the connection `work` is given, which it must run on (with a pool of one, a
+ * second connection would never come). SQLite's file lock already lets one writer in.
  */
 export async function oneAtATime<T>(
   dataSource: DataSource,
   name: string,
-  work: () => Promise<T>,
+  work: (runner?: QueryRunner) => Promise<T>,
 ): Promise<T> {
   if (dataSource.options.type !== 'mysql') return work();
-  const lock = dataSource.createQueryRunner();
+  const runner = dataSource.createQueryRunner();
   const lockName = `CONCAT(DATABASE(), ':listing-${name}')`;
   try {
-    const [row] = await lock.query(`SELECT GET_LOCK(${lockName}, ${LOCK_WAIT_S}) AS locked`);
+    const [row] = await runner.query(`SELECT GET_LOCK(${lockName}, ${LOCK_WAIT_S}) AS locked`);
     if (Number(row?.locked) !== 1) {
       throw new Error(`another process held the ${name} lock for ${LOCK_WAIT_S} s`);
     }
     try {
-      return await work();
+      return await work(runner);
     } finally {
-      await lock.query(`SELECT RELEASE_LOCK(${lockName})`).catch(() => undefined);
+      await runner.query(`SELECT RELEASE_LOCK(${lockName})`).catch(() => undefined);
     }
   } finally {
-    await lock.release();
+    await runner.release();
   }
 }

@@ -195,8 +195,8 @@ export async function seedDemoData(
     (options.users === 0 ? 0 : Math.max(3, Math.min(2000, Math.ceil(options.users / 250))));
 
   // Seeds beside each other would add the same roles and take the same ids.
-  return oneAtATime(dataSource, 'seed', () =>
-    dataSource.transaction(async (manager) => {
+  return oneAtATime(dataSource, 'seed', (runner) =>
+    (runner?.manager ?? dataSource.manager).transaction(async (manager) => {
       const roleIds = await ensureRoles(manager);
       const firstOrganizationId = (await maxId(manager, 'organizations')) + 1;
       const domains: string[] = [];
