@@ -357,6 +357,74 @@ if (testTarget === 'sqlite') {
       }
     });
 
+    it('the rollup built at a start on a replica takes in the rows committed late meanwhile', async () => {
+      await rotation(true);
+      // Logins in pairs, all along: the first takes the lower id and commits within the hold-back
+      // after the second.
+      let writing = true;
+      const pairs: Promise<void>[] = [];
+      const writer = (async () => {
+        while (writing) {
+          pairs.push(
+            (async () => {
+              const [first, second] = await Promise.all([
+                createConnection({ uri: `${servers.primary.url}/listing` }),
+                createConnection({ uri: `${servers.primary.url}/listing` }),
+              ]);
+              const insert =
+                'INSERT INTO login_activities (user_email, authentication_method, ip_address,' +
+                " otp_required, success, created_at) VALUES ('pair@example.com', 'password'," +
+                " '192.0.2.9', 0, 1, UTC_TIMESTAMP(3))";
+              try {
+                await first.query('BEGIN');
+                await first.query(insert);
+                await second.query(insert);
+                await new Promise((resolve) => setTimeout(resolve, HOLDBACK_MS * 0.7));
+                await first.query('COMMIT');
+              } finally {
+                await first.end();
+                await second.end();
+              }
+            })(),
+          );
+          await new Promise((resolve) => setTimeout(resolve, 400));
+        }
+      })();
+      let warmed: TestApp | undefined;
+      try {
+        warmed = await startTestApp({
+          database: kit.database,
+          env: {
+            DATABASE_REPLICA_URLS: `mysql://root@127.0.0.1:${proxy.port}/listing`,
+            TAIL_HOLDBACK_MS: String(HOLDBACK_MS),
+            COUNT_CACHE_WARMUP: 'true',
+            COUNT_CACHE_TTL_MS: '300',
+            COUNT_CACHE_FULL_RECOUNT_MS: '3600000',
+          },
+        });
+        await warmed.warmedUp();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        writing = false;
+        await writer;
+        await Promise.all(pairs);
+        await servers.caughtUp();
+        const client = await warmed.client();
+        const [{ n }] = await servers.primary.query<{ n: number }[]>(
+          'SELECT COUNT(*) AS n FROM listing.login_activities',
+        );
+        const total = async () =>
+          Number(
+            (await client.get('/v1/login_activities?limit=1').expect(200)).headers['x-total-count'],
+          );
+        expect(await eventually(total, (value) => value === Number(n), 5000, 200)).toBe(Number(n));
+      } finally {
+        writing = false;
+        await writer;
+        await Promise.all(pairs);
+        await warmed?.close();
+      }
+    });
+
     it('a replica whose user may not read its replication status stays out, saying so', async () => {
       await servers.primary.query("CREATE USER 'reader'@'%'");
       await servers.primary.query("GRANT SELECT ON listing.* TO 'reader'@'%'");

@@ -503,12 +503,11 @@ export class ListingRollups {
     const { columns, time } = repository.definition.rollup!;
     const source = this.readReplicas?.source();
     const options = { ...this.options, source };
-    // What the source holds: a replica's rows lag (one committed late below an id it shows may not
-    // be there yet); it holds no fewer later.
-    const completeAsOf = Date.now() - (source?.staleMs() ?? 0);
+    // Up to the id settled as of what the source holds (a row may still be committed late above
+    // it, or not have reached a replica): totals count the rest.
+    // A request may be waiting for an advance: only a build waits for an id to settle.
+    const settled = await repository.settledOn(source, building);
     const now = await repository.highestIdNow(options);
-    // Up to the settled id (a row may still be committed late above it): totals count the rest.
-    const settled = repository.settledId(completeAsOf);
     const highest = Math.min(now, settled ?? (building ? now : rollup.maxId));
     for (let above = rollup.maxId; above < highest; above += CHUNK_IDS) {
       const upTo = Math.min(highest, above + CHUNK_IDS);

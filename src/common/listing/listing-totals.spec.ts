@@ -6,6 +6,9 @@ import { ListingTotals } from './listing-totals';
 import { ListingWalks, type Walk } from './listing-walk';
 import type { ListingRepository } from './listing.repository';
 import { loginActivitiesListing } from '../../login-activities/login-activities.listing';
+import type { ReadReplicas, ReadSource } from '../../database/read-replicas';
+import { usersListing } from '../../users/users.listing';
+import type { ListingQuery } from './listing-query.dto';
 
 describe('ListingTotals from a rollup', () => {
   afterEach(() => jest.restoreAllMocks());
@@ -23,6 +26,7 @@ describe('ListingTotals from a rollup', () => {
       definition: { resource: 'log', filters: {}, rollup: { columns: ['success'], time: 'at' } },
       isMysql: () => false,
       settledId: () => 10,
+      settledOn: async () => 10,
       highestIdNow: async () => 10,
       count: async () => ({ total: 0, maxId: 10 }),
       // The first build reads its rows; the rebuild's first read never ends (minutes at 50M rows).
@@ -89,5 +93,57 @@ describe('ListingTotals.warm', () => {
     clock += 9_500;
     await totals.warm(repository, {}, true);
     expect(kinds.slice(3)).toEqual(['full', 'full', 'full']);
+  });
+});
+
+describe('ListingTotals.marks', () => {
+  it('takes marks on one server, up to the id settled as of what that server holds', async () => {
+    const config = loadConfig({ COUNT_CACHE_TTL_MS: '60000' });
+    const replica = { name: 'replica0', isReplica: true, staleMs: () => 3000 } as ReadSource;
+    const readReplicas = { source: () => replica } as unknown as ReadReplicas;
+    const servers = new Set<unknown>();
+    const rows = Array.from({ length: 10 }, (_, i) => ({ id: i + 1, name: `n${i}` }));
+    let read = 0;
+    const repository = {
+      definition: usersListing,
+      timeOrders: new Set(['id', 'created_at', 'updated_at']),
+      isMysql: () => false,
+      isTimestamp: (column: string) => column.endsWith('_at'),
+      // As of now, a later id has settled; as of what the replica holds, 7.
+      settledId: () => 10,
+      settledOn: async (source: unknown) => {
+        servers.add(source);
+        return 7;
+      },
+      highestIdNow: async (options: { source?: unknown }) => {
+        servers.add(options.source);
+        return 10;
+      },
+      findForward: async (_: unknown, __: number, ___: number, options: { source?: unknown }) => {
+        servers.add(options.source);
+        return { items: read < 7 ? [rows[read++]] : [], completeAsOf: 0 };
+      },
+      count: async (_: unknown, options: { source?: unknown }) => {
+        servers.add(options.source);
+        return { total: 0, maxId: 10 };
+      },
+      sortValueOf: (row: Record<string, unknown>, column: string) => row[column],
+      sortParameter: (_: string, value: unknown) => value,
+    } as unknown as ListingRepository<{ id: number }>;
+    const counts = new CountCache(config);
+    const rollups = new ListingRollups(config);
+    const walks = new ListingWalks(counts, rollups, config);
+    const totals = new ListingTotals(counts, rollups, walks, readReplicas);
+    const principal = {
+      tokenId: 1,
+      tokenName: 't',
+      scopes: new Set<string>(),
+      organizationId: null,
+    };
+    const walk = walks.of(repository, { sort: 'name' } as ListingQuery, principal, 20);
+    const marked = await totals.marks(walk, 7, true);
+    expect(marked?.maxId).toBe(7);
+    expect(marked?.marks).toHaveLength(7);
+    expect([...servers]).toEqual([replica]);
   });
 });

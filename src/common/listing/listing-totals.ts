@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { ReadReplicas } from '../../database/read-replicas';
 import type { Principal } from '../auth/principal';
 import { CountCache, TotalCounter } from './count-cache';
 import {
@@ -44,6 +45,7 @@ export class ListingTotals {
     private readonly counts: CountCache,
     private readonly rollups: ListingRollups,
     private readonly walks: ListingWalks,
+    @Optional() private readonly readReplicas?: ReadReplicas,
   ) {}
 
   /**
@@ -185,12 +187,15 @@ export class ListingTotals {
     step: number,
   ): Promise<ListingTotal> {
     const { repository, criteria } = walk;
-    const { recountOptions: options } = this.walks;
+    // Every hop on one server, up to the id settled as of what it holds: a page counts the rows
+    // above, with any committed late (or not yet on a replica).
+    const source = this.readReplicas?.source();
+    const options = { ...this.walks.recountOptions, source };
     // As of the take's start: a row changed while it walks may have moved past a mark.
     const started = Date.now();
-    // Up to the settled id: a page counts the rows above, with any committed late.
+    const settled = await repository.settledOn(source);
     const highest = await repository.highestIdNow(options);
-    const maxId = Math.min(highest, repository.settledId() ?? highest);
+    const maxId = Math.min(highest, settled ?? highest);
     const ascending: ListingCriteria = {
       ...criteria,
       direction: 'ASC',

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DiscoveryService } from '@nestjs/core';
 import { DataSource, QueryRunner } from 'typeorm';
+import type { ReadSource } from '../../database/read-replicas';
 import {
   ReadOptions,
   ReadWork,
@@ -192,6 +193,21 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return settled < 0 ? undefined : this.highestIdsSeen[settled][1];
   }
 
+  /**
+   * The id settled as of what `source` holds now (a replica's rows lag). With `wait`, just after a
+   * start, once one is (a few seconds: its staleness and the hold-back); undefined if none comes.
+   */
+  async settledOn(source: ReadSource | undefined, wait = true): Promise<number | undefined> {
+    const staleMs = () => source?.staleMs() ?? 0;
+    const waitMs = wait ? this.config.tailHoldbackMs + staleMs() + SETTLING_WAIT_MS : 0;
+    const until = Date.now() + waitMs;
+    for (;;) {
+      const settled = this.settledId(Date.now() - staleMs());
+      if (settled !== undefined || Date.now() >= until) return settled;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   /** Records the table's highest id a statement saw (when it had finished: later, not sooner). */
   private sawHighestId(maxId: number): void {
     const seen = this.highestIdsSeen;
@@ -200,8 +216,10 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     // One a tenth of a second at most (a few dozen within the hold-back); skipping one only delays.
     if (maxId <= highest || now - at < 100) return;
     seen.push([now, maxId]);
-    // Kept a minute past the hold-back: a replica's read asks as of its lag before.
-    const old = seen.findLastIndex(([when]) => when <= now - this.config.tailHoldbackMs - 60_000);
+    // Kept past the hold-back for as long as a replica in the rotation may lag, and a minute more:
+    // a replica's read asks as of its lag before.
+    const keptMs = this.config.tailHoldbackMs + this.config.database.replicaMaxLagMs + 60_000;
+    const old = seen.findLastIndex(([when]) => when <= now - keptMs);
     if (old > 0) seen.splice(0, old);
   }
 
@@ -822,6 +840,9 @@ export function settledPart(counted: ListingTotal): ListingTotal {
 
 /** Whether a count's recent rows, from `from`, are all it counts (above `floor`, or every row). */
 const recentIsAll = (from: number, floor?: number): boolean => from === (floor ?? 0);
+
+/** How much longer than its staleness and the hold-back `settledOn` waits for a settled id. */
+const SETTLING_WAIT_MS = 2000;
 
 /** Seconds from 0001-01-01T00:00:00Z to 1970. */
 const YEAR_ONE_SECONDS = 62_135_596_800;
