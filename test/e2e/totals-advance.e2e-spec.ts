@@ -25,6 +25,17 @@ describe('totals advanced by appended rows, recounted in full periodically', () 
 
   afterEach(() => kit.close());
 
+  /** Ten attempts, then `kit` on them, warmed up (its rollup read), and its token. */
+  const warmedUpOnTenRows = async (env: Record<string, string>) => {
+    const seeding = await startTestApp();
+    user = await seeding.data.user();
+    const rows = await seeding.data.many(10, () => seeding.data.loginActivity({ user }));
+    kit = await startTestApp({ env, database: seeding.database });
+    await kit.warmedUp();
+    token = await kit.token();
+    return { seeding, rows };
+  };
+
   it('advances a total by the appended rows only, so a deleted row shows only after a full recount', async () => {
     kit = await startTestApp({
       env: { COUNT_CACHE_TTL_MS: '300', COUNT_CACHE_FULL_RECOUNT_MS: '3600000' },
@@ -161,14 +172,9 @@ describe('totals advanced by appended rows, recounted in full periodically', () 
       COUNT_CACHE_FULL_RECOUNT_MS: '3600000',
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     };
-    const seeding = await startTestApp();
-    user = await seeding.data.user();
-    const rows = await seeding.data.many(10, () => seeding.data.loginActivity({ user }));
-    kit = await startTestApp({ env, database: seeding.database });
+    const { seeding, rows } = await warmedUpOnTenRows(env);
     let other: TestApp | undefined;
     try {
-      await kit.warmedUp();
-      token = await kit.token();
       const path = '/v1/login_activities?success=true';
       expect(await total(path)).toBe(10);
       await kit.dataSource.query(`DELETE FROM login_activities WHERE id = ${rows[0].id}`);
@@ -188,20 +194,12 @@ describe('totals advanced by appended rows, recounted in full periodically', () 
   });
 
   it('takes deleted rows into a rolled-up total on an instance asked again only after a pause', async () => {
-    const seeding = await startTestApp();
-    user = await seeding.data.user();
-    const rows = await seeding.data.many(10, () => seeding.data.loginActivity({ user }));
-    kit = await startTestApp({
-      env: {
-        COUNT_CACHE_WARMUP: 'true',
-        COUNT_CACHE_TTL_MS: '300',
-        COUNT_CACHE_FULL_RECOUNT_MS: '1000',
-      },
-      database: seeding.database,
+    const { seeding, rows } = await warmedUpOnTenRows({
+      COUNT_CACHE_WARMUP: 'true',
+      COUNT_CACHE_TTL_MS: '300',
+      COUNT_CACHE_FULL_RECOUNT_MS: '1000',
     });
     try {
-      await kit.warmedUp();
-      token = await kit.token();
       const path = '/v1/login_activities?success=true';
       expect(await total(path)).toBe(10);
       await kit.dataSource.query(`DELETE FROM login_activities WHERE id = ${rows[0].id}`);
