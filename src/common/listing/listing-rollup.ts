@@ -504,8 +504,8 @@ export class ListingRollups {
     const source = this.readReplicas?.source();
     const options = { ...this.options, source };
     // Up to the id settled as of what the source holds (a row may still be committed late above
-    // it, or not have reached a replica): totals count the rest.
-    // A request may be waiting for an advance: only a build waits for an id to settle.
+    // it, or not have reached a replica): totals count the rest. Only a build waits for one to
+    // settle: a request may be waiting for an advance.
     const settled = await repository.settledOn(source, building);
     const now = await repository.highestIdNow(options);
     const highest = Math.min(now, settled ?? (building ? now : rollup.maxId));
