@@ -6,7 +6,8 @@ const LOCK_WAIT_S = 600;
 /**
  * `work`, one process at a time per database and `name`: on MySQL/MariaDB under a named lock
  * (GET_LOCK) held by the connection `work` is given, which it must run on (with a pool of one, a
- * second connection would never come). SQLite's file lock already lets one writer in.
+ * second connection would never come). On SQLite, as it comes: the file lets one writer in at a
+ * time, and one that read first may still be refused.
  */
 export async function oneAtATime<T>(
   dataSource: DataSource,
@@ -15,7 +16,8 @@ export async function oneAtATime<T>(
 ): Promise<T> {
   if (dataSource.options.type !== 'mysql') return work();
   const runner = dataSource.createQueryRunner();
-  const lockName = `CONCAT(DATABASE(), ':listing-${name}')`;
+  // The database's name hashed: MySQL 8 takes lock names of at most 64 characters.
+  const lockName = `CONCAT('listing-${name}:', SHA1(DATABASE()))`;
   try {
     const [row] = await runner.query(`SELECT GET_LOCK(${lockName}, ${LOCK_WAIT_S}) AS locked`);
     if (Number(row?.locked) !== 1) {
