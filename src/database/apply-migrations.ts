@@ -1,15 +1,47 @@
-import { type DataSource, type Migration, MigrationExecutor } from 'typeorm';
+import { type DataSource, type Migration, MigrationExecutor, type QueryRunner } from 'typeorm';
 import { oneAtATime } from './named-lock';
 
 /**
- * Applies the pending migrations, each in its own transaction, one process at a time: instances
- * started together with DB_MIGRATIONS_RUN=true, or a CLI beside them, would otherwise run the same
- * migration at once and fail on each other's indexes.
+ * Applies the pending migrations, one process at a time: instances started together with
+ * DB_MIGRATIONS_RUN=true, or a CLI beside them, would otherwise run the same migration at once and
+ * fail on each other's tables and indexes. On MySQL/MariaDB each in its own transaction under a
+ * named lock; on SQLite all in one transaction that takes the file's write lock before it reads
+ * which are pending.
  */
 export function applyMigrations(dataSource: DataSource): Promise<Migration[]> {
-  return oneAtATime(dataSource, 'migrations', (runner) => {
-    const executor = new MigrationExecutor(dataSource, runner);
-    executor.transaction = 'each';
-    return executor.executePendingMigrations();
-  });
+  if (dataSource.options.type === 'mysql') {
+    return oneAtATime(dataSource, 'migrations', (runner) => pending(dataSource, runner, 'each'));
+  }
+  return withWriteLock(dataSource, (runner) => pending(dataSource, runner, 'none'));
+}
+
+function pending(
+  dataSource: DataSource,
+  runner: QueryRunner | undefined,
+  transaction: 'each' | 'none',
+): Promise<Migration[]> {
+  const executor = new MigrationExecutor(dataSource, runner);
+  executor.transaction = transaction;
+  return executor.executePendingMigrations();
+}
+
+/** `work` in a SQLite transaction begun IMMEDIATE: it waits for other writers, then holds them off. */
+async function withWriteLock<T>(
+  dataSource: DataSource,
+  work: (runner: QueryRunner) => Promise<T>,
+): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.query('BEGIN IMMEDIATE');
+    try {
+      const result = await work(runner);
+      await runner.query('COMMIT');
+      return result;
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    await runner.release();
+  }
 }

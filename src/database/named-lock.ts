@@ -7,7 +7,7 @@ const LOCK_WAIT_S = 600;
  * `work`, one process at a time per database and `name`: on MySQL/MariaDB under a named lock
  * (GET_LOCK) held by the connection `work` is given, which it must run on (with a pool of one, a
  * second connection would never come). On SQLite, as it comes: the file lets one writer in at a
- * time, and one that read first may still be refused.
+ * time (`work` writes before it reads, or takes the write lock first).
  */
 export async function oneAtATime<T>(
   dataSource: DataSource,
