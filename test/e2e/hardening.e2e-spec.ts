@@ -280,6 +280,8 @@ describe('HTTP hardening', () => {
     const response = await getUsersWithBody('text/plain', 'x'.repeat(2048));
     expect(response.status).toBe(413);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    // RFC 9110's reason phrase, not RFC 7231's "Payload Too Large" that Node still has.
+    expect(JSON.parse(response.text)).toMatchObject({ title: 'Content Too Large', status: 413 });
   });
 
   it('never parses a small body: malformed JSON on a read route is ignored, not a 400', async () => {

@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestIdOf } from './request-id.middleware';
+import { reasonPhrase } from '../problem-details/reason-phrase';
 
 /** What Node's HTTP parser refuses, by error code; anything else it refuses answers 400. */
 const parserErrors = (
@@ -22,7 +23,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A problem+json body for a request the app never saw, under `requestId` (else a new one). */
 function problemOf(status: number, detail: string, requestId: string = randomUUID()) {
-  const title = STATUS_CODES[status] ?? 'Error';
+  const title = reasonPhrase(status);
   // The request's target is not echoed: the parser's chunk may hold other bytes than its line.
   const body = JSON.stringify({
     type: 'about:blank',

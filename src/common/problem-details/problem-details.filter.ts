@@ -7,11 +7,11 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { STATUS_CODES } from 'node:http';
 import { pathAndQuery } from '../http/request-target';
 import { redactTokens } from '../auth/token-redaction';
 import { NotModified, ProblemException, ProblemOptions } from './problem.exception';
 import { DATABASE_UNAVAILABLE, isDatabaseUnavailable } from './database-errors';
+import { reasonPhrase } from './reason-phrase';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -35,7 +35,7 @@ export function sendProblem(
 ): void {
   const body: ProblemBody = {
     type: options.type ?? 'about:blank',
-    title: STATUS_CODES[status] ?? 'Error',
+    title: reasonPhrase(status),
     status,
     detail,
     instance: pathAndQuery(request.originalUrl ?? request.url),
