@@ -142,9 +142,11 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     floor: number | undefined,
     options: PageOptions = {},
   ): Promise<ListingTotal> {
-    // Two statements (the rows, and those above the settled id) read one snapshot.
+    // Two statements (the rows, and those above the settled id) read one snapshot; one needs none.
+    // Told as of now: a read that holds less (a replica's) settles no later id, so needs no more.
+    const from = this.recentFrom(Date.now(), floor);
     return this.value(
-      true,
+      from !== undefined && !recentIsAll(from, floor),
       (runner, statements, completeAsOf) =>
         this.countSettledIn(runner, statements, criteria, completeAsOf, bucket, floor),
       options,
