@@ -135,7 +135,7 @@ const header = (description: string, schema: SchemaObject, required = false): He
   schema,
 });
 
-/** Headers shared by many replies, referenced as `#/components/headers/<name>`. */
+/** Headers shared by many replies; the required ones referenced as `#/components/headers/<name>`. */
 export const SHARED_HEADERS: Record<string, HeaderObject> = {
   'X-Request-Id': header(
     'The request id: echoed from the request when it is 1 to 128 of `A-Za-z0-9._:-`, else a new UUID.',
@@ -243,7 +243,9 @@ function completeDocument(document: OpenAPIObject, pageLimits: PageLimits): Open
   for (const schema of Object.values(schemas)) completeSchema(schema);
 
   const rateLimitHeaders = ['RateLimit-Policy', 'RateLimit'];
-  components.headers = { ...SHARED_HEADERS };
+  components.headers = Object.fromEntries(
+    Object.entries(SHARED_HEADERS).filter(([, header]) => header.required),
+  );
   const problemResponses: Record<string, ResponseObject> = {};
   for (const problem of Object.values(PROBLEM_RESPONSES)) {
     const limits = problem.beforeRoutes ? [] : rateLimitHeaders;
@@ -295,8 +297,17 @@ function applyPageLimits(operation: OperationObject, { defaultLimit, maxLimit }:
   }
 }
 
-function headerRefs(names: string[]): Record<string, ReferenceObject> {
-  return Object.fromEntries(names.map((name) => [name, ref('headers', name)]));
+/**
+ * Shared headers by name: required ones referenced, optional ones inline, since generated clients
+ * (openapi-typescript) take a referenced header as required whatever it says.
+ */
+function headerRefs(names: string[]): Record<string, ReferenceObject | HeaderObject> {
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      SHARED_HEADERS[name].required ? ref('headers', name) : SHARED_HEADERS[name],
+    ]),
+  );
 }
 
 /**

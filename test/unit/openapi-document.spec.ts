@@ -8,6 +8,8 @@ import {
   serializeOpenApiDocument,
 } from '../../src/openapi/openapi-generation';
 
+import type { operations } from '../client/generated/listing-api';
+
 const ROOT = join(__dirname, '..', '..');
 const CLIENT_FILE = join(ROOT, 'test', 'client', 'generated', 'listing-api.ts');
 
@@ -155,6 +157,16 @@ describe('openapi.json describes what CONTRACT.md promises', () => {
       anyOf: [{ type: 'string', enum: expect.arrayContaining(['google']) }, { type: 'string' }],
     });
     expect(activity.created_at).toMatchObject({ format: 'date-time', pattern: expect.any(String) });
+  });
+
+  it('lets the generated client take a reply without RateLimit fields (rate limiting off)', () => {
+    type PageHeaders = operations['listUsers']['responses'][200]['headers'];
+    // Does not type-check where the client takes the fields as required.
+    const headers: PageHeaders = { 'X-Request-Id': 'r', 'Cache-Control': 'private, no-cache' };
+    expect(headers).not.toHaveProperty('RateLimit');
+    const client = readFileSync(CLIENT_FILE, 'utf8');
+    expect(client).toMatch(/"RateLimit-Policy"\?: string;/);
+    expect(client).toMatch(/RateLimit\?: string;/);
   });
 
   it('documents every error reply as problem+json, with its headers', () => {

@@ -199,8 +199,10 @@ export interface components {
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -211,8 +213,10 @@ export interface components {
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
@@ -224,8 +228,10 @@ export interface components {
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
@@ -237,8 +243,10 @@ export interface components {
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -249,8 +257,10 @@ export interface components {
         MethodNotAllowed: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 Allow: components["headers"]["Allow"];
                 [name: string]: unknown;
             };
@@ -262,8 +272,10 @@ export interface components {
         NotAcceptable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -274,8 +286,10 @@ export interface components {
         ContentTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -286,8 +300,10 @@ export interface components {
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -309,8 +325,10 @@ export interface components {
         InternalServerError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -321,8 +339,10 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
+                /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                "RateLimit-Policy"?: string;
+                /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                RateLimit?: string;
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -336,10 +356,6 @@ export interface components {
     headers: {
         /** @description The request id: echoed from the request when it is 1 to 128 of `A-Za-z0-9._:-`, else a new UUID. */
         "X-Request-Id": string;
-        /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
-        "RateLimit-Policy": string;
-        /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
-        RateLimit: string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
         /** @description RFC 6750 challenge: `Bearer realm="api"`, with `error="invalid_token"` or `error="insufficient_scope", scope="…"`. */
@@ -393,8 +409,10 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                    RateLimit?: string;
                     /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
                     "X-Total-Count"?: number;
                     /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at` on users), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows written, or in id order first seen, within TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, or `updated_to` on users) has closed. */
@@ -414,8 +432,10 @@ export interface operations {
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                    RateLimit?: string;
                     /** @description The current ETag. */
                     ETag: string;
                     [name: string]: unknown;
@@ -483,8 +503,10 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                    RateLimit?: string;
                     /** @description JSON pages: records matching the filters and the token scope. May be a few seconds old: totals are reused briefly and advanced by the rows appended since (COUNT_CACHE_TTL_MS). */
                     "X-Total-Count"?: number;
                     /** @description JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at` on users), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows written, or in id order first seen, within TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, or `updated_to` on users) has closed. */
@@ -504,8 +526,10 @@ export interface operations {
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description IETF httpapi RateLimit policy of the token, e.g. `"default";q=600;w=60` (quota per window of seconds); `"auth-failures"` on the 429 of a client that sent too many rejected tokens. Absent when rate limiting is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF httpapi RateLimit state, e.g. `"default";r=599;t=42` (requests remaining, seconds until the window resets). Absent when rate limiting is switched off. */
+                    RateLimit?: string;
                     /** @description The current ETag. */
                     ETag: string;
                     [name: string]: unknown;
