@@ -58,4 +58,12 @@ describe('GET /v1/users', () => {
       expect.objectContaining({ id: grace.id, role_name: 'viewer', organization_name: 'Globex' }),
     ]);
   });
+
+  it('gives an e-mail as stored, also one that is no address (the contract promises no format)', async () => {
+    const shared = await kit.data.user({ email: 'front desk (shared)' });
+    const { body } = await api.get(`/v1/users?after_id=${shared.id - 1}&limit=1`).expect(200);
+    expect(body.data).toEqual([
+      expect.objectContaining({ id: shared.id, email: 'front desk (shared)' }),
+    ]);
+  });
 });

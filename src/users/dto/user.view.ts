@@ -8,7 +8,10 @@ export class UserView {
   @ApiProperty({ example: 'Ada Lovelace' })
   name: string;
 
-  @ApiProperty({ format: 'email', example: 'ada@example.com' })
+  @ApiProperty({
+    description: 'The e-mail address as the platform stored it (not checked to be one).',
+    example: 'ada@example.com',
+  })
   email: string;
 
   @ApiProperty({ type: 'integer', format: 'int64', example: 2 })

@@ -57,7 +57,7 @@ export interface components {
             /** @example Ada Lovelace */
             name: string;
             /**
-             * Format: email
+             * @description The e-mail address as the platform stored it (not checked to be one).
              * @example ada@example.com
              */
             email: string;
