@@ -22,7 +22,9 @@ export async function openDataSource(
   };
   const dataSource = new DataSource(buildDataSourceOptions(config));
   await dataSource.initialize();
-  if (config.database.migrationsRun) await applyMigrations(dataSource);
+  if (config.database.migrationsRun) {
+    await applyMigrations(dataSource, (message) => console.error(message));
+  }
   return { dataSource, config };
 }
 

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const { dataSource } = await openDataSource({ migrationsRun: false });
   const started = Date.now();
   try {
-    await applyMigrations(dataSource);
+    await applyMigrations(dataSource, (message) => console.error(message));
     const result = await seedDemoData(dataSource, {
       users,
       activities,

@@ -6,11 +6,19 @@ import { oneAtATime } from './named-lock';
  * DB_MIGRATIONS_RUN=true, or a CLI beside them, would otherwise run the same migration at once and
  * fail on each other's tables and indexes. On MySQL/MariaDB each in its own transaction under a
  * named lock; on SQLite all in one transaction that takes the file's write lock before it reads
- * which are pending.
+ * which are pending. `onWait` hears when another process's migrations go first (MySQL/MariaDB).
  */
-export function applyMigrations(dataSource: DataSource): Promise<Migration[]> {
+export function applyMigrations(
+  dataSource: DataSource,
+  onWait?: (message: string) => void,
+): Promise<Migration[]> {
   if (dataSource.options.type === 'mysql') {
-    return oneAtATime(dataSource, 'migrations', (runner) => pending(dataSource, runner, 'each'));
+    return oneAtATime(
+      dataSource,
+      'migrations',
+      (runner) => pending(dataSource, runner, 'each'),
+      onWait,
+    );
   }
   return withWriteLock(dataSource, (runner) => pending(dataSource, runner, 'none'));
 }

@@ -134,7 +134,13 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
     if (!this.dataSource.isInitialized) await this.initialize();
     if (this.stopped) return;
     if (this.config.database.migrationsRun)
-      await this.named(() => applyMigrations(this.dataSource));
+      await this.named(() =>
+        applyMigrations(this.dataSource, (message) => {
+          // Said at once: boot's lines are otherwise held until the app has started.
+          Logger.flush();
+          this.logger.warn(message);
+        }),
+      );
     const pending = await this.pendingMigrations();
     if (pending.length) {
       // Up only once the schema is this build's: every request would fail on it (a 500) before.

@@ -1,5 +1,8 @@
+import { createConnection } from 'mysql2/promise';
 import { createTestDatabase, startTestApp, TestApp, TestDatabase, testTarget } from '../kit';
 import { runTs } from '../kit/processes';
+
+const WAITING = 'waiting for another process to finish its migrations (up to 600 s)';
 
 /**
  * Several processes migrating one database at once, as instances started together with
@@ -25,9 +28,10 @@ describe('migrations applied by several processes at once', () => {
     const runs = await Promise.all(
       Array.from({ length: 6 }, () => runTs('src/cli/migrate.cli.ts', [], env)),
     );
-    expect(runs.map(({ code, stderr }) => ({ code, stderr }))).toEqual(
-      Array(6).fill({ code: 0, stderr: '' }),
-    );
+    // On MySQL/MariaDB a run that finds another's turn under way says so, and nothing else.
+    expect(
+      runs.map(({ code, stderr }) => ({ code, stderr: stderr.replace(WAITING, '').trim() })),
+    ).toEqual(Array(6).fill({ code: 0, stderr: '' }));
     expect(runs.filter(({ stdout }) => /^applied \d+ migration/.test(stdout))).toHaveLength(1);
   });
 
@@ -48,6 +52,28 @@ describe('migrations applied by several processes at once', () => {
           .filter((line) => /database not available/.test(String(line.msg)));
         expect(failures).toEqual([]);
       }
+    },
+  );
+
+  onMysql(
+    "a CLI and a server that wait for another process's migrations say so before they wait",
+    async () => {
+      // Another process's turn: the named lock held on a connection of its own.
+      const holder = await createConnection(database.env.DATABASE_URL);
+      const lockName = "CONCAT('listing-migrations:', SHA1(DATABASE()))";
+      await holder.query(`SELECT GET_LOCK(${lockName}, 0)`);
+      const cli = runTs('src/cli/migrate.cli.ts', [], { DATABASE_URL: '', ...database.env });
+      const app = startTestApp({ database, env: { DB_MIGRATIONS_RUN: 'true' }, captureLogs: true });
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const releasedAt = Date.now();
+      await holder.end();
+      const [run, started] = await Promise.all([cli, app]);
+      apps.push(started);
+      expect(run).toMatchObject({ code: 0, stderr: `${WAITING}\n` });
+      const waiting = started.logs().filter((line) => line.msg === WAITING);
+      expect(waiting).toEqual([expect.objectContaining({ level: 40, context: 'Database' })]);
+      // Written while it waited, not held back until the app had started.
+      expect(Number(waiting[0].time)).toBeLessThan(releasedAt);
     },
   );
 });

@@ -195,89 +195,99 @@ export async function seedDemoData(
     (options.users === 0 ? 0 : Math.max(3, Math.min(2000, Math.ceil(options.users / 250))));
 
   // Seeds beside each other would add the same roles and take the same ids.
-  return oneAtATime(dataSource, 'seed', (runner) =>
-    (runner?.manager ?? dataSource.manager).transaction(async (manager) => {
-      const roleIds = await ensureRoles(manager);
-      const firstOrganizationId = (await maxId(manager, 'organizations')) + 1;
-      const domains: string[] = [];
-      const organizationRows: unknown[][] = [];
-      for (let i = 0; i < organizationCount; i++) {
-        const id = firstOrganizationId + i;
-        const name = `${random.pick(COMPANY_WORDS)} ${random.pick(COMPANY_SUFFIXES)} ${id}`;
-        domains.push(`${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.example`);
-        organizationRows.push([
-          id,
-          name,
-          toSqlDatetime(new Date(now.getTime() - random.int(400, 1500) * DAY_MS)),
-        ]);
-      }
-      await insertRows(
-        manager,
-        'organizations',
-        ['id', 'name', 'created_at'],
-        organizationRows,
-        batchSize,
-      );
-      progress(`organizations: ${organizationCount}`);
-
-      const firstUserId = (await maxId(manager, 'users')) + 1;
-      const userEmails: string[] = [];
-      const userOrganizations: number[] = [];
-      let userRows: unknown[][] = [];
-      for (let i = 0; i < options.users; i++) {
-        const id = firstUserId + i;
-        const organizationIndex = random.int(0, organizationCount - 1);
-        const first = random.pick(FIRST_NAMES);
-        const last = random.pick(LAST_NAMES);
-        const local = `${first}.${last}`
-          .normalize('NFD')
-          .replace(/[^\x20-\x7e]/g, '')
-          .toLowerCase()
-          .replace(/[^a-z0-9.]+/g, '');
-        const email = `${local}.${id}@${domains[organizationIndex]}`;
-        const created = now.getTime() - random.int(1, 730) * DAY_MS - random.int(0, DAY_MS);
-        const updated = Math.min(now.getTime(), created + random.int(0, 200) * DAY_MS);
-        userEmails.push(email);
-        userOrganizations.push(firstOrganizationId + organizationIndex);
-        userRows.push([
-          id,
-          `${first} ${last}`,
-          email,
-          random.weighted(roleIds.map((roleId, index) => [roleId, index < 2 ? 1 : 6] as const)),
-          firstOrganizationId + organizationIndex,
-          toSqlDatetime(new Date(created)),
-          toSqlDatetime(new Date(updated)),
-        ]);
-        if (userRows.length === batchSize) {
-          await insertRows(manager, 'users', USER_COLUMNS, userRows, batchSize);
-          userRows = [];
+  return oneAtATime(
+    dataSource,
+    'seed',
+    (runner) =>
+      (runner?.manager ?? dataSource.manager).transaction(async (manager) => {
+        const roleIds = await ensureRoles(manager);
+        const firstOrganizationId = (await maxId(manager, 'organizations')) + 1;
+        const domains: string[] = [];
+        const organizationRows: unknown[][] = [];
+        for (let i = 0; i < organizationCount; i++) {
+          const id = firstOrganizationId + i;
+          const name = `${random.pick(COMPANY_WORDS)} ${random.pick(COMPANY_SUFFIXES)} ${id}`;
+          domains.push(`${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.example`);
+          organizationRows.push([
+            id,
+            name,
+            toSqlDatetime(new Date(now.getTime() - random.int(400, 1500) * DAY_MS)),
+          ]);
         }
-      }
-      await insertRows(manager, 'users', USER_COLUMNS, userRows, batchSize);
-      progress(`users: ${options.users}`);
+        await insertRows(
+          manager,
+          'organizations',
+          ['id', 'name', 'created_at'],
+          organizationRows,
+          batchSize,
+        );
+        progress(`organizations: ${organizationCount}`);
 
-      const spanMs = (options.activityDays ?? 90) * DAY_MS;
-      const start = now.getTime() - spanMs;
-      let activityRows: unknown[][] = [];
-      for (let i = 0; i < options.activities; i++) {
-        // Ascending in time as ids grow, as an append-only log is.
-        const at =
-          start + Math.floor(((i + random.next()) / Math.max(1, options.activities)) * spanMs);
-        activityRows.push(activityRow(random, at, firstUserId, userEmails, userOrganizations));
-        if (activityRows.length === batchSize) {
-          await insertRows(manager, 'login_activities', ACTIVITY_COLUMNS, activityRows, batchSize);
-          activityRows = [];
-          if ((i + 1) % (batchSize * 100) === 0) progress(`activities: ${i + 1}`);
+        const firstUserId = (await maxId(manager, 'users')) + 1;
+        const userEmails: string[] = [];
+        const userOrganizations: number[] = [];
+        let userRows: unknown[][] = [];
+        for (let i = 0; i < options.users; i++) {
+          const id = firstUserId + i;
+          const organizationIndex = random.int(0, organizationCount - 1);
+          const first = random.pick(FIRST_NAMES);
+          const last = random.pick(LAST_NAMES);
+          const local = `${first}.${last}`
+            .normalize('NFD')
+            .replace(/[^\x20-\x7e]/g, '')
+            .toLowerCase()
+            .replace(/[^a-z0-9.]+/g, '');
+          const email = `${local}.${id}@${domains[organizationIndex]}`;
+          const created = now.getTime() - random.int(1, 730) * DAY_MS - random.int(0, DAY_MS);
+          const updated = Math.min(now.getTime(), created + random.int(0, 200) * DAY_MS);
+          userEmails.push(email);
+          userOrganizations.push(firstOrganizationId + organizationIndex);
+          userRows.push([
+            id,
+            `${first} ${last}`,
+            email,
+            random.weighted(roleIds.map((roleId, index) => [roleId, index < 2 ? 1 : 6] as const)),
+            firstOrganizationId + organizationIndex,
+            toSqlDatetime(new Date(created)),
+            toSqlDatetime(new Date(updated)),
+          ]);
+          if (userRows.length === batchSize) {
+            await insertRows(manager, 'users', USER_COLUMNS, userRows, batchSize);
+            userRows = [];
+          }
         }
-      }
-      await insertRows(manager, 'login_activities', ACTIVITY_COLUMNS, activityRows, batchSize);
-      progress(`activities: ${options.activities}`);
-      return {
-        organizations: organizationCount,
-        users: options.users,
-        activities: options.activities,
-      };
-    }),
+        await insertRows(manager, 'users', USER_COLUMNS, userRows, batchSize);
+        progress(`users: ${options.users}`);
+
+        const spanMs = (options.activityDays ?? 90) * DAY_MS;
+        const start = now.getTime() - spanMs;
+        let activityRows: unknown[][] = [];
+        for (let i = 0; i < options.activities; i++) {
+          // Ascending in time as ids grow, as an append-only log is.
+          const at =
+            start + Math.floor(((i + random.next()) / Math.max(1, options.activities)) * spanMs);
+          activityRows.push(activityRow(random, at, firstUserId, userEmails, userOrganizations));
+          if (activityRows.length === batchSize) {
+            await insertRows(
+              manager,
+              'login_activities',
+              ACTIVITY_COLUMNS,
+              activityRows,
+              batchSize,
+            );
+            activityRows = [];
+            if ((i + 1) % (batchSize * 100) === 0) progress(`activities: ${i + 1}`);
+          }
+        }
+        await insertRows(manager, 'login_activities', ACTIVITY_COLUMNS, activityRows, batchSize);
+        progress(`activities: ${options.activities}`);
+        return {
+          organizations: organizationCount,
+          users: options.users,
+          activities: options.activities,
+        };
+      }),
+    progress,
   );
 }
 
