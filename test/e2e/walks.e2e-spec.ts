@@ -210,6 +210,12 @@ describe('walks by Link: rel="next"', () => {
     expect(foreign.body.errors[0].parameter).toBe('cursor');
     const withPage = await get(`${next}&page=2`).expect(400);
     expect(withPage.body.errors[0].parameter).toBe('page');
+    // Both named where neither is well-formed on its own terms.
+    const bothWrong = await get('/v1/users?limit=5&sort=name&cursor=abc&page=1').expect(400);
+    expect(bothWrong.body.errors.map((e: { parameter: string }) => e.parameter).sort()).toEqual([
+      'cursor',
+      'page',
+    ]);
     // Followed as given, it works.
     await get(next).expect(200);
   });

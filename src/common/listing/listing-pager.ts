@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { ProblemException } from '../problem-details/problem.exception';
 import type { TotalCounter } from './count-cache';
 import { ListingCursors, WalkPosition } from './listing-cursor';
 import { columnSql } from './listing-definition';
@@ -88,11 +87,6 @@ export class ListingPager {
     const depth = query.cursor === undefined ? (query.page ?? 1) * limit : limit;
     const walk = this.walks.of(repository, query, principal, depth);
     if (query.cursor === undefined) return this.numberedPage(walk, query.page ?? 1);
-    if (query.page !== undefined) {
-      throw ProblemException.badRequest([
-        { parameter: 'page', message: 'cannot be combined with cursor, which stands for its page' },
-      ]);
-    }
     const position = this.cursors.decode(walk.binding, query.cursor, walk.earlierBinding);
     // One row more than the page says whether the walk goes on, whatever the (cached) total.
     const [counted, read] = await Promise.all([

@@ -1,3 +1,4 @@
+import { ValidateBy } from 'class-validator';
 import { EnumParam, IdParam, IntegerParam, StringParam } from '../validation/query-params';
 import { ListingDefinition, sortKeys } from './listing-definition';
 
@@ -18,6 +19,13 @@ export const MAX_PAGE = 2 ** 31 - 1;
 /** `page` and `limit` stay undefined when not given: a cursor or an export must know. */
 export class PaginationDto {
   @IntegerParam({ min: 1, max: MAX_PAGE, default: 1, description: 'Page number, from 1.' })
+  @ValidateBy({
+    name: 'pageWithoutCursor',
+    validator: {
+      validate: (_page, args) => (args?.object as ListingQuery).cursor === undefined,
+      defaultMessage: () => 'cannot be combined with cursor, which stands for its page',
+    },
+  })
   page?: number;
 
   @IntegerParam({
