@@ -321,3 +321,49 @@ describe('totals of any combination of the few-valued filters, from the rollup',
     expect(served).toEqual(expected);
   });
 });
+
+describe('a rollup over ids with a wide gap', () => {
+  let kit: TestApp;
+  const farId = 2 ** 50;
+
+  beforeAll(async () => {
+    // Ids jump from a few thousand to 2^50: read 100k ids a chunk, the build would never end.
+    kit = await startWarmedTestApp(
+      async (seeded) => {
+        await seedDemoData(seeded.dataSource, {
+          users: 20,
+          activities: 500,
+          organizations: 2,
+          now: new Date('2026-11-21T00:00:00.000Z'),
+        });
+        await seeded.data.row('login_activities', {
+          id: farId,
+          user_email: 'far@example.test',
+          authentication_method: 'password',
+          ip_address: '192.0.2.9',
+          otp_required: false,
+          success: false,
+          failure_reason: 'unknown_user',
+          created_at: new Date('2026-11-20T12:00:00.000Z'),
+        });
+      },
+      { env: { TAIL_HOLDBACK_MS: '0' } },
+    );
+  }, 90_000);
+
+  afterAll(async () => {
+    await kit?.close();
+  });
+
+  it('is built, and its totals and pages hold the far row', async () => {
+    const api = await kit.client({ scopes: ['login_activities:read'] });
+    const [{ n }] = await kit.dataSource.query<{ n: number }[]>(
+      'SELECT COUNT(*) AS n FROM login_activities WHERE success = 0 AND otp_required = 0',
+    );
+    const reply = await api
+      .get('/v1/login_activities?success=false&otp_required=false&sort=-id&limit=1')
+      .expect(200);
+    expect(reply.headers['x-total-count']).toBe(String(n));
+    expect(reply.body.data.map((item: { id: number }) => item.id)).toEqual([farId]);
+  });
+});

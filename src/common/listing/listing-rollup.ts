@@ -509,9 +509,15 @@ export class ListingRollups {
     const settled = await repository.settledOn(source, building);
     const now = await repository.highestIdNow(options);
     const highest = Math.min(now, settled ?? (building ? now : rollup.maxId));
-    for (let above = rollup.maxId; above < highest; above += CHUNK_IDS) {
+    for (let above = rollup.maxId; above < highest; above = rollup.maxId) {
       const upTo = Math.min(highest, above + CHUNK_IDS);
       const groups = await repository.countByGroup(columns, time, above, upTo, options);
+      if (groups.length === 0 && upTo < highest) {
+        // A gap in the ids: on from the next id there is, not a chunk at a time (ids may jump by 2^50).
+        const next = await repository.lowestIdAbove(upTo, highest, options);
+        rollup.maxId = next === undefined ? highest : next - 1;
+        continue;
+      }
       for (const group of groups) {
         rollup.add(
           columns.map((column) => group[column] ?? null),

@@ -246,6 +246,22 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     );
   }
 
+  /** The lowest id in `(above, upTo]`, undefined where there is none. */
+  async lowestIdAbove(
+    above: number,
+    upTo: number,
+    options: PageOptions = {},
+  ): Promise<number | undefined> {
+    const [row] = await this.select<{ id: unknown }>(
+      {
+        sql: `SELECT MIN(t.id) AS id FROM ${this.from(PRIMARY_KEY)} WHERE t.id > :above AND t.id <= :up_to`,
+        params: { above, up_to: upTo },
+      },
+      options,
+    );
+    return row?.id === null || row?.id === undefined ? undefined : Number(row.id);
+  }
+
   /** The table's highest id (0 when empty). */
   async highestIdNow(options: PageOptions = {}): Promise<number> {
     const [row] = await this.select<{ max_id: unknown }>(
