@@ -1,3 +1,4 @@
+import { AnnouncementsModule, createAnnouncementsTable } from '../extension/announcements';
 import {
   AuditEventsModule,
   auditEventsListing,
@@ -60,6 +61,24 @@ describeListingContract({
   prepare: (kit) => createAuditEventsTable(kit.dataSource),
   seed: (kit, count, organizationId) => kit.data.many(count, () => auditEvent(kit, organizationId)),
   seedWithoutOrganization: (kit, count) => kit.data.many(count, () => auditEvent(kit, null)),
+});
+
+let announcements = 0;
+describeListingContract({
+  name: 'announcements (rows no organization owns)',
+  path: '/v1/announcements',
+  scope: 'announcements:read',
+  imports: [AnnouncementsModule],
+  prepare: (kit) => createAnnouncementsTable(kit.dataSource),
+  shared: true,
+  seed: (kit, count) =>
+    kit.data.many(count, () => {
+      announcements += 1;
+      return kit.data.row('announcements', {
+        title: `Notice ${announcements}`,
+        created_at: new Date(Date.UTC(2026, 10, 1, 0, 0, announcements % 5)),
+      });
+    }),
 });
 
 describe('the listing contract finds a schema that does not serve a definition', () => {

@@ -19,6 +19,11 @@ export interface ListingContract {
   prepare?: (kit: TestApp) => Promise<void>;
   /** Inserts `count` rows of the listing belonging to `organizationId`; returns their ids. */
   seed: (kit: TestApp, count: number, organizationId: number) => Promise<number[]>;
+  /**
+   * Its rows belong to no organization (`organizationColumn: null`): every token with the scope
+   * sees them all, a scoped one too. `seed` is then called without regard to its organization.
+   */
+  shared?: boolean;
   /** For listings whose rows may belong to no organization (only platform-wide tokens see them). */
   seedWithoutOrganization?: (kit: TestApp, count: number) => Promise<number[]>;
 }
@@ -211,7 +216,8 @@ export function describeListingContract(listing: ListingContract): void {
     it('answers page_count 0, X-Total-Count 0 and no page links when nothing matches', async () => {
       const empty = await kit.data.organization();
       const nobody = await kit.client({ scopes: [listing.scope], organizationId: empty.id });
-      const response = await list(nobody, '');
+      // A shared listing shows an organization every row: past the last id, nothing matches.
+      const response = await list(nobody, listing.shared ? `?after_id=${all.at(-1)}` : '');
       expect(response.body).toEqual({
         data: [],
         pagination: { current_page: 1, limit: 20, page_count: 0 },
@@ -286,11 +292,12 @@ export function describeListingContract(listing: ListingContract): void {
       }
     });
 
-    it('limits a token of one organization to its rows, in the page, the total and the walk', async () => {
-      for (const [organization, own] of [
+    it(`gives a token of one organization ${listing.shared ? 'every row' : 'its rows'}, in the page, the total and the walk`, async () => {
+      for (const [organization, ofOrganization] of [
         [orgA, ofA],
         [orgB, ofB],
       ] as const) {
+        const own = listing.shared ? all : ofOrganization;
         const scoped = await kit.client({ scopes: [listing.scope], organizationId: organization });
         const response = await list(scoped, '?limit=100');
         expect(idsOf(response.body)).toEqual(own);

@@ -90,7 +90,7 @@ export function buildCriteria(
 
   const conditions: Condition[] = [];
   const bound = { equals: new Set<string>(), ranges: new Set<string>() };
-  if (principal.organizationId !== null) {
+  if (principal.organizationId !== null && definition.organizationColumn !== null) {
     conditions.push({
       sql: `${columnSql(definition.organizationColumn)} = :scope_organization_id`,
       params: { scope_organization_id: principal.organizationId },

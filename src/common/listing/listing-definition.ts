@@ -35,8 +35,11 @@ export interface ListingDefinition {
   resource: string;
   /** The table whose rows are listed; its primary key is `id`. */
   table: string;
-  /** Ties a row to an organization: a scoped token sees only its own (NULL: platform-wide only). */
-  organizationColumn: string;
+  /**
+   * Ties a row to an organization: a scoped token sees only its own (NULL: platform-wide only).
+   * `null`: rows every organization shares (roles, say), which every token with the scope sees.
+   */
+  organizationColumn: string | null;
   /** Columns the `sort` parameter accepts (each also as `-column`). `id` is always allowed. */
   sortableColumns: readonly string[];
   /** Query parameter → how it filters: `@Filter` on the query DTO, read by `defineListing`. */

@@ -1,0 +1,3 @@
+export * from './announcements.listing';
+export * from './announcements.module';
+export * from './announcements.table';
