@@ -482,9 +482,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     return String((item as unknown as Record<string, unknown>)[column]);
   }
 
-  /** A sort value from a cursor, as a statement parameter. */
+  /**
+   * A sort value from a cursor, as a statement parameter: a timestamp as the database's own text,
+   * so that a step compares what was read, a date no calendar has (`2026-00-10`) too.
+   */
   sortParameter(column: string, value: string | null): unknown {
-    return value !== null && this.isTimestamp(column) ? new Date(value) : value;
+    if (value === null || !this.isTimestamp(column)) return value;
+    return ISO_MS.test(value) ? `${value.slice(0, 10)} ${value.slice(11, 23)}` : new Date(value);
   }
 
   /** The page's items in the listing's order, walking from whichever end is nearer. */
@@ -861,6 +865,9 @@ const recentIsAll = (from: number, floor?: number): boolean => from === (floor ?
 
 /** How much longer than its staleness and the hold-back `settledOn` waits for a settled id. */
 const SETTLING_WAIT_MS = 2000;
+
+/** An item's timestamp: DATETIME(3) text as `toIsoTimestamp` splices it. */
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Seconds from 0001-01-01T00:00:00Z to 1970. */
 const YEAR_ONE_SECONDS = 62_135_596_800;
