@@ -57,4 +57,22 @@ describe('the database, written by another process meanwhile', () => {
       await release();
     }
   });
+
+  // A lock on a table no request needs: on MySQL/MariaDB only, where statements wait for locks.
+  if (testTarget === 'mysql') {
+    it('answers from a pool of one while another session locks a table the request does not read', async () => {
+      kit = await startTestApp({ env: { DB_POOL_SIZE: '1', TAIL_HOLDBACK_MS: '1000' } });
+      const api = await kit.client({ scopes: ['login_activities:read'] });
+      await api.get('/v1/login_activities?limit=1').expect(200);
+      const locker = await createConnection({ uri: kit.database.env.DATABASE_URL });
+      await locker.query('LOCK TABLES users WRITE');
+      try {
+        // The background read of the users' highest id meets the lock meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        for (let i = 0; i < 3; i++) await api.get('/v1/login_activities?limit=1').expect(200);
+      } finally {
+        await locker.end();
+      }
+    });
+  }
 });

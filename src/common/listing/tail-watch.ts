@@ -4,6 +4,9 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { DatabaseAvailability } from '../../database/database-availability';
 import { listingRepositories } from './listing.repository';
 
+/** How long the highest ids go unread after a read failed (a lock, the database down). */
+const PAUSE_AFTER_FAILED_READ_MS = 5000;
+
 /**
  * Reads each listing's highest id every second (a lookup at the end of its primary key), so that
  * an id walk serves a row once a higher id has been seen TAIL_HOLDBACK_MS before
@@ -30,15 +33,25 @@ export class TailWatch implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.active) return;
     this.repositories = listingRepositories(this.discovery);
     let reading = false;
+    let pausedUntil = 0;
+    // A short limit of its own: a table another session locks must not hold a pool connection
+    // (with DB_POOL_SIZE=1, the requests' only one) for long; after a failure they have it a while.
+    const { statementTimeoutMs: limitMs } = this.config.database;
+    const options = { statementTimeoutMs: limitMs > 0 ? Math.min(1000, limitMs) : 1000 };
     void this.availability.whenUp().then(() => {
       if (this.stopped) return;
       this.timer = setInterval(
         () => {
-          if (reading) return;
+          if (reading || Date.now() < pausedUntil) return;
           reading = true;
           // A failed read only leaves the hold-back on the rows' own times a while longer.
-          void Promise.allSettled(this.repositories.map((r) => r.highestIdNow())).then(
-            () => (reading = false),
+          void Promise.allSettled(this.repositories.map((r) => r.highestIdNow(options))).then(
+            (reads) => {
+              reading = false;
+              if (reads.some(({ status }) => status === 'rejected')) {
+                pausedUntil = Date.now() + PAUSE_AFTER_FAILED_READ_MS;
+              }
+            },
           );
         },
         Math.min(1000, Math.max(100, this.config.tailHoldbackMs / 4)),
