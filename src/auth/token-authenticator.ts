@@ -3,6 +3,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { Principal } from '../common/auth/principal';
 import { ApiTokensRepository } from './api-tokens.repository';
 import type { ApiToken } from './api-token.entity';
+import { RequestDeadlineError } from '../database/request-deadline.interceptor';
 import { AppClosingError } from '../database/statement-runner';
 import { hashToken, TOKEN_PATTERN } from './token-format';
 
@@ -32,19 +33,21 @@ export class TokenAuthenticator {
   private readonly lastUsedWrites = new Map<number, number>();
   private writingLastUse = false;
   private readonly ttlMs: number;
+  private readonly limitMs: number;
 
   constructor(
     private readonly tokens: ApiTokensRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.ttlMs = config.tokenCacheTtlMs;
+    this.limitMs = config.database.statementTimeoutMs;
   }
 
   async authenticate(presented: string): Promise<Principal | null> {
     if (!TOKEN_PATTERN.test(presented)) return null;
     const tokenHash = hashToken(presented);
     const cached = this.fresh(tokenHash);
-    const lookup = cached ?? (await this.lookUp(tokenHash));
+    const lookup = cached ?? (await this.withinLimit(this.lookUp(tokenHash)));
     const now = Date.now();
     const token = lookup.token;
     if (!usable(token, now)) return null;
@@ -98,6 +101,19 @@ export class TokenAuthenticator {
   private fresh(tokenHash: string): CachedLookup | undefined {
     const cached = this.lookups.get(tokenHash);
     return cached && cached.cachedUntil > Date.now() ? cached : undefined;
+  }
+
+  /**
+   * `work`, or a 503 once DB_STATEMENT_TIMEOUT_MS has passed: the guard runs before the request's
+   * deadline is set, and a server gone silent holds a statement to its client bound, 2 s more.
+   */
+  private withinLimit<T>(work: Promise<T>): Promise<T> {
+    if (this.limitMs <= 0) return work;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RequestDeadlineError()), this.limitMs);
+    });
+    return Promise.race([work, expired]).finally(() => clearTimeout(timer));
   }
 
   private async lookUp(tokenHash: string): Promise<CachedLookup> {

@@ -197,6 +197,26 @@ describe('database outage', () => {
       }
     }, 60_000);
 
+    it('answers at the limit when a token’s look-up is held on its way', async () => {
+      const app = await appOnOneConnection({ DB_PREPARED_STATEMENTS: '0' });
+      try {
+        const token = await app.token({ scopes: ['users:read'] });
+        // Never looked up yet: the guard's look-up, before the request's deadline is set, is held.
+        proxy!.delayNext('FROM api_tokens', 5000);
+        const started = Date.now();
+        const reply = await app
+          .http()
+          .get('/v1/users')
+          .set('Authorization', `Bearer ${token}`)
+          .timeout(15_000)
+          .expect(503);
+        expect(Date.now() - started).toBeLessThan(1250);
+        expect(reply.headers['retry-after']).toMatch(/^\d+$/);
+      } finally {
+        await app.close();
+      }
+    }, 60_000);
+
     it('bounds the look-up of the narrow id index as any statement of the read', async () => {
       const app = await appOnOneConnection({ RATE_LIMIT_PER_MINUTE: '0' });
       try {
