@@ -54,6 +54,7 @@ describe('TokenAuthenticator', () => {
       table as unknown as ApiTokensRepository,
       {
         tokenCacheTtlMs: TTL_MS,
+        database: { statementTimeoutMs: 5000 },
       } as AppConfig,
     );
   });
@@ -127,6 +128,7 @@ describe('TokenAuthenticator', () => {
       table as unknown as ApiTokensRepository,
       {
         tokenCacheTtlMs: 0,
+        database: { statementTimeoutMs: 5000 },
       } as AppConfig,
     );
     const token = generateToken();
