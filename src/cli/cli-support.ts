@@ -23,7 +23,7 @@ export async function openDataSource(
   const dataSource = new DataSource(buildDataSourceOptions(config));
   await dataSource.initialize();
   if (config.database.migrationsRun) {
-    await applyMigrations(dataSource, (message) => console.error(message));
+    await applyMigrations(dataSource, { onWait: (message) => console.error(message) });
   }
   return { dataSource, config };
 }

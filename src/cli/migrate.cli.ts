@@ -5,7 +5,9 @@ import { openDataSource, runCli } from './cli-support';
 async function main(): Promise<void> {
   const { dataSource } = await openDataSource({ migrationsRun: false });
   try {
-    const applied = await applyMigrations(dataSource, (message) => console.error(message));
+    const applied = await applyMigrations(dataSource, {
+      onWait: (message) => console.error(message),
+    });
     console.log(
       applied.length
         ? `applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`

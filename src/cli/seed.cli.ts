@@ -43,13 +43,14 @@ async function main(): Promise<void> {
   const { dataSource } = await openDataSource({ migrationsRun: false });
   const started = Date.now();
   try {
-    await applyMigrations(dataSource, (message) => console.error(message));
+    await applyMigrations(dataSource, { onWait: (message) => console.error(message) });
     const result = await seedDemoData(dataSource, {
       users,
       activities,
       organizations,
       seed,
       onProgress: (message) => console.log(message),
+      turn: { onWait: (message) => console.error(message) },
     });
     console.log(
       `seeded ${result.organizations} organizations, ${result.users} users, ${result.activities} login activities in ${((Date.now() - started) / 1000).toFixed(1)} s`,

@@ -1,23 +1,20 @@
 import { type DataSource, type Migration, MigrationExecutor, type QueryRunner } from 'typeorm';
-import { oneAtATime } from './named-lock';
+import { oneAtATime, type TurnOptions } from './named-lock';
 
 /**
  * Applies the pending migrations, one process at a time: instances started together with
  * DB_MIGRATIONS_RUN=true, or a CLI beside them, would otherwise run the same migration at once and
  * fail on each other's tables and indexes. On MySQL/MariaDB each in its own transaction under a
  * named lock; on SQLite all in one transaction that takes the file's write lock before it reads
- * which are pending. `onWait` hears when another process's migrations go first (MySQL/MariaDB).
+ * which are pending. `turn`: how long to wait for another process's (MySQL/MariaDB), and who hears.
  */
-export function applyMigrations(
-  dataSource: DataSource,
-  onWait?: (message: string) => void,
-): Promise<Migration[]> {
+export function applyMigrations(dataSource: DataSource, turn?: TurnOptions): Promise<Migration[]> {
   if (dataSource.options.type === 'mysql') {
     return oneAtATime(
       dataSource,
       'migrations',
       (runner) => pending(dataSource, runner, 'each'),
-      onWait,
+      turn,
     );
   }
   return withWriteLock(dataSource, (runner) => pending(dataSource, runner, 'none'));

@@ -8,6 +8,7 @@ import {
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { applyMigrations } from './apply-migrations';
+import { serverTurn, type TurnOptions } from './named-lock';
 import { DemoDataBootstrap } from './demo-data.bootstrap';
 
 /** How long boot waits for the database to answer before it serves without it meanwhile. */
@@ -58,13 +59,17 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
   private failedAttempts = 0;
   private failureLoggedAt = 0;
   private markUp!: () => void;
+  /** How boot waits for another process's migrations: within a statement's bound, said once. */
+  private readonly turn: TurnOptions;
   private readonly upOnce = new Promise<void>((resolve) => (this.markUp = resolve));
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly demoData: DemoDataBootstrap,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.turn = serverTurn(this.logger, config.database.statementTimeoutMs);
+  }
 
   /** Whether the database has been connected (and migrated and seeded when configured). */
   isUp(): boolean {
@@ -134,13 +139,7 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
     if (!this.dataSource.isInitialized) await this.initialize();
     if (this.stopped) return;
     if (this.config.database.migrationsRun)
-      await this.named(() =>
-        applyMigrations(this.dataSource, (message) => {
-          // Said at once: boot's lines are otherwise held until the app has started.
-          Logger.flush();
-          this.logger.warn(message);
-        }),
-      );
+      await this.named(() => applyMigrations(this.dataSource, this.turn));
     const pending = await this.pendingMigrations();
     if (pending.length) {
       // Up only once the schema is this build's: every request would fail on it (a 500) before.

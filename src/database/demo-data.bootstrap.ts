@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { serverTurn } from './named-lock';
 import { seedDemoData } from './seed/demo-data';
 
 export const DEMO_DATA_SIZE = { users: 1000, activities: 5000 };
@@ -23,7 +24,8 @@ export class DemoDataBootstrap {
     if (!this.config.database.seedDemoData) return;
     const [row] = await this.dataSource.query('SELECT COUNT(*) AS n FROM users');
     if (Number(row?.n ?? 0) > 0) return;
-    const result = await seedDemoData(this.dataSource, DEMO_DATA_SIZE);
+    const turn = serverTurn(this.logger, this.config.database.statementTimeoutMs);
+    const result = await seedDemoData(this.dataSource, { ...DEMO_DATA_SIZE, turn });
     this.logger.log(
       `seeded demo data: ${result.organizations} organizations, ${result.users} users, ${result.activities} login activities`,
     );

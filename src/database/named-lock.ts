@@ -1,20 +1,44 @@
+import { Logger } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
+import { clientBoundFor } from './app-data-source-options';
 
 /** How long a process waits for another one's turn (migrations, a seed). */
 const LOCK_WAIT_S = 600;
+
+/** How a process waits for its turn: `onWait` hears once that another has it, before waiting. */
+export interface TurnOptions {
+  onWait?: (message: string) => void;
+  waitS?: number;
+}
+
+/**
+ * A server's turn: no longer than its client bound lets a statement run (it then tries again
+ * later), and said once at warn, at once (boot's lines are otherwise held until it has started).
+ */
+export function serverTurn(logger: Logger, statementTimeoutMs: number): TurnOptions {
+  let said = false;
+  return {
+    waitS: Math.max(1, Math.floor(clientBoundFor(statementTimeoutMs) / 1000) - 1),
+    onWait: (message) => {
+      if (said) return;
+      said = true;
+      Logger.flush();
+      logger.warn(message);
+    },
+  };
+}
 
 /**
  * `work`, one process at a time per database and `name`: on MySQL/MariaDB under a named lock
  * (GET_LOCK) held by the connection `work` is given, which it must run on (with a pool of one, a
  * second connection would never come). On SQLite, as it comes: the file lets one writer in at a
- * time (`work` writes before it reads, or takes the write lock first). `onWait` hears once that
- * another process has the turn, before waiting for it.
+ * time (`work` writes before it reads, or takes the write lock first).
  */
 export async function oneAtATime<T>(
   dataSource: DataSource,
   name: string,
   work: (runner?: QueryRunner) => Promise<T>,
-  onWait?: (message: string) => void,
+  { onWait, waitS = LOCK_WAIT_S }: TurnOptions = {},
 ): Promise<T> {
   if (dataSource.options.type !== 'mysql') return work();
   const runner = dataSource.createQueryRunner();
@@ -27,11 +51,12 @@ export async function oneAtATime<T>(
     };
     let locked = await lock(0);
     if (!locked) {
-      onWait?.(`waiting for another process to finish its ${name} (up to ${LOCK_WAIT_S} s)`);
-      locked = await lock(LOCK_WAIT_S);
+      onWait?.(`waiting for another process to finish its ${name} (up to ${waitS} s)`);
+      locked = await lock(waitS);
     }
     if (!locked) {
-      throw new Error(`another process held the ${name} lock for ${LOCK_WAIT_S} s`);
+      const error = new Error(`another process held the ${name} lock for ${waitS} s`);
+      throw Object.assign(error, { code: `${name}_locked` });
     }
     try {
       return await work(runner);

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { oneAtATime } from '../named-lock';
+import { oneAtATime, type TurnOptions } from '../named-lock';
 import { toSqlDatetime } from '../row-values';
 import { SeededRandom } from './random';
 
@@ -166,6 +166,8 @@ export interface SeedOptions {
   activityDays?: number;
   now?: Date;
   onProgress?: (message: string) => void;
+  /** How long to wait for another process's seed, and who hears of it. */
+  turn?: TurnOptions;
 }
 
 export interface SeedResult {
@@ -287,7 +289,7 @@ export async function seedDemoData(
           activities: options.activities,
         };
       }),
-    progress,
+    options.turn,
   );
 }
 
