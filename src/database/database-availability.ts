@@ -60,16 +60,14 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
   private failureLoggedAt = 0;
   private markUp!: () => void;
   /** How boot waits for another process's migrations: within a statement's bound, said once. */
-  private readonly turn: TurnOptions;
+  private turn?: TurnOptions;
   private readonly upOnce = new Promise<void>((resolve) => (this.markUp = resolve));
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly demoData: DemoDataBootstrap,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.turn = serverTurn(this.logger, config.database.statementTimeoutMs);
-  }
+  ) {}
 
   /** Whether the database has been connected (and migrated and seeded when configured). */
   isUp(): boolean {
@@ -138,8 +136,10 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
   private async connect(): Promise<void> {
     if (!this.dataSource.isInitialized) await this.initialize();
     if (this.stopped) return;
-    if (this.config.database.migrationsRun)
+    if (this.config.database.migrationsRun) {
+      this.turn ??= serverTurn(this.logger, this.config.database.statementTimeoutMs);
       await this.named(() => applyMigrations(this.dataSource, this.turn));
+    }
     const pending = await this.pendingMigrations();
     if (pending.length) {
       // Up only once the schema is this build's: every request would fail on it (a 500) before.
