@@ -114,7 +114,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   // Routes are known once the modules are resolved; the 405 check reads them from here.
   const routes = collectGetRoutes(app);
   for (const path of [...routes.map((route) => route.path), '/docs', '/openapi.json']) {
-    knownPaths.add(path);
+    knownPaths.add(path.toLowerCase());
   }
   // A missing, malformed or known-unknown token is refused on the guarded routes ahead of Nest's
   // routes (registered at init, after these), with the guard's own 401.

@@ -8,7 +8,7 @@ export const READ_METHODS = new Set(['GET', 'HEAD']);
  * Answers what routing alone would get wrong: 400 for a path that is not valid percent-encoding
  * (no route could match it, but it is the request that is wrong, not the address), 405 (with
  * `Allow`) for any write method on a route that exists, since the service writes nothing. (406 is
- * the listings' own, negotiated after authentication: `ListingFormat`.) `knownPaths` is filled once the routes are registered.
+ * the listings' own, negotiated after authentication: `ListingFormat`.) `knownPaths` (in lower case) is filled once the routes are registered.
  */
 export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
   return (request: Request, response: Response, next: NextFunction) => {
@@ -21,8 +21,10 @@ export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
       );
       return;
     }
-    const path = normalizePath(request.path);
-    if (!READ_METHODS.has(request.method) && knownPaths.has(path)) {
+    // As routing matches: whatever the letters' case (Swagger UI's files, below `/docs/`, too).
+    const path = normalizePath(request.path).toLowerCase();
+    const known = knownPaths.has(path) || path.startsWith('/docs/');
+    if (!READ_METHODS.has(request.method) && known) {
       sendProblem(
         request,
         response,
