@@ -437,3 +437,30 @@ describe('users.name in a database created with another default collation', () =
     }
   }, 60_000);
 });
+
+describe('text columns in a database created in latin1 (MariaDB’s own default)', () => {
+  it('are utf8mb4: a filter value latin1 cannot hold finds its rows, not a 500', async () => {
+    if (testTarget !== 'mysql') return;
+    const database = await createTestDatabase('mysql', { collation: 'latin1_swedish_ci' });
+    const kit = await startTestApp({ database });
+    try {
+      const latin1 = await kit.dataSource.query(
+        "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('organizations', 'roles', 'users', 'login_activities', 'api_tokens') AND CHARACTER_SET_NAME <> 'utf8mb4'",
+      );
+      expect(latin1).toEqual([]);
+      const omega = await kit.data.loginActivity({ session_id: 'sess_Ωmega' });
+      await kit.data.loginActivity({ session_id: 'sess_plain' });
+      const api = await kit.client({ scopes: ['login_activities:read'] });
+      for (const session of ['sess_Ωmega', 'Ω']) {
+        const reply = await api
+          .get(`/v1/login_activities?${new URLSearchParams({ session_id: session })}`)
+          .expect(200);
+        const ids = reply.body.data.map((item: { id: number }) => item.id);
+        expect(ids).toEqual(session === 'Ω' ? [] : [omega.id]);
+      }
+    } finally {
+      await kit.close();
+      await database.drop();
+    }
+  }, 60_000);
+});

@@ -38,7 +38,8 @@ export async function createTestDatabase(
   const server = new URL(MYSQL_SERVER_URL);
   const admin = await createConnection({ uri: withDatabase(server, '').toString() });
   try {
-    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE ${collation}`);
+    const charset = collation.split('_')[0];
+    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET ${charset} COLLATE ${collation}`);
   } finally {
     await admin.end();
   }

@@ -8,6 +8,7 @@ import { UsersNameEmailShared1764374400000 } from './1764374400000-users-name-em
 import { UsersNameCollation1764547200000 } from './1764547200000-users-name-collation';
 import { UsersRoleUpdatedAtIndex1764720000000 } from './1764720000000-users-role-updated-at-index';
 import { LoginActivitiesIpAddressNocase1764892800000 } from './1764892800000-login-activities-ip-address-nocase';
+import { TextColumnsUtf8mb41765065600000 } from './1765065600000-text-columns-utf8mb4';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   UsersNameCollation1764547200000,
   UsersRoleUpdatedAtIndex1764720000000,
   LoginActivitiesIpAddressNocase1764892800000,
+  TextColumnsUtf8mb41765065600000,
 ];
