@@ -189,17 +189,26 @@ export function afterPosition(
   // The trial walks on from the position (a match's, so within the walk's bounds): one id past
   // it, or its time (ties follow it).
   const start =
-    sortColumn === 'id'
-      ? position.id + (direction === 'ASC' ? 1 : -1)
-      : position.value instanceof Date
-        ? position.value.getTime()
-        : undefined;
+    sortColumn === 'id' ? position.id + (direction === 'ASC' ? 1 : -1) : instantOf(position.value);
   return {
     ...criteria,
     conditions,
     walkBound: undefined,
     trial: trial && start !== undefined ? { ...trial, start } : undefined,
   };
+}
+
+/** DATETIME(3) text, as a cursor's timestamp is sent to the database. */
+const SQL_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
+
+/** A sort value's instant in ms; undefined for text (a name) or a date no calendar has. */
+function instantOf(value: unknown): number | undefined {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value !== 'string' || !SQL_TIME.test(value)) return undefined;
+  const iso = `${value.replace(' ', 'T')}Z`;
+  const at = Date.parse(iso);
+  // Not 31 February, which Date.parse takes for 3 March.
+  return !Number.isNaN(at) && new Date(at).toISOString() === iso ? at : undefined;
 }
 
 /**
