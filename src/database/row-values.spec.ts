@@ -18,6 +18,13 @@ describe('toIsoTimestamp', () => {
   });
 });
 
+describe('toIsoTimestamp of text no date reads', () => {
+  it('passes it on as stored rather than throwing (a page would answer 500)', () => {
+    expect(toIsoTimestamp('1700000000')).toBe('1700000000');
+    expect(toIsoTimestamp('yesterday')).toBe('yesterday');
+  });
+});
+
 describe('toNullableIsoTimestamp', () => {
   it('keeps a NULL column null (toIsoTimestamp would throw on it) and reads a value as toIsoTimestamp', () => {
     expect(() => toIsoTimestamp(null)).toThrow(RangeError);

@@ -26,7 +26,9 @@ export function toIsoTimestamp(value: unknown): string {
     const [, date, time] = match;
     return new Date(`${date}T${time}Z`).toISOString();
   }
-  return new Date(String(value)).toISOString();
+  const at = new Date(String(value));
+  // Text no date reads (a writer's epoch seconds in SQLite): passed on as stored, not a 500.
+  return Number.isNaN(at.getTime()) && typeof value === 'string' ? value : at.toISOString();
 }
 
 /** A nullable timestamp column: null stays null, anything else as `toIsoTimestamp`. */

@@ -58,4 +58,14 @@ describe('a walk over stored dates that are no calendar dates', () => {
       expect(ids).toEqual(rows.map((row) => Number(row.id)));
     },
   );
+
+  it('answers a page whose row holds text no date reads (SQLite takes any), as stored', async () => {
+    if (kit.dataSource.options.type === 'mysql') return; // a DATETIME holds none
+    await kit.dataSource.query(
+      `INSERT INTO login_activities (user_email, authentication_method, ip_address, otp_required,
+         success, created_at) VALUES ('epoch@example.test', 'password', '192.0.2.1', 0, 1, '1700000000')`,
+    );
+    const reply = await client().get('/v1/login_activities?sort=-id&limit=1').expect(200);
+    expect(reply.body.data[0]).toMatchObject({ created_at: '1700000000' });
+  });
 });
