@@ -67,5 +67,11 @@ describe('a walk over stored dates that are no calendar dates', () => {
     );
     const reply = await client().get('/v1/login_activities?sort=-id&limit=1').expect(200);
     expect(reply.body.data[0]).toMatchObject({ created_at: '1700000000' });
+    // A walk in created_at order steps past it as the database orders it (text after dates).
+    const rows = await kit.dataSource.query<{ id: number }[]>(
+      'SELECT id FROM login_activities ORDER BY created_at, id',
+    );
+    const ids = await walkIds(client(), '/v1/login_activities?sort=created_at&limit=1', 20);
+    expect(ids).toEqual(rows.map((row) => Number(row.id)));
   });
 });

@@ -488,7 +488,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
    */
   sortParameter(column: string, value: string | null): unknown {
     if (value === null || !this.isTimestamp(column)) return value;
-    return ISO_MS.test(value) ? `${value.slice(0, 10)} ${value.slice(11, 23)}` : new Date(value);
+    // Anything else is a stored text no date reads, passed on as read (`toIsoTimestamp`).
+    return ISO_MS.test(value) ? `${value.slice(0, 10)} ${value.slice(11, 23)}` : value;
   }
 
   /** The page's items in the listing's order, walking from whichever end is nearer. */
