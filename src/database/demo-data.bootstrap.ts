@@ -25,7 +25,13 @@ export class DemoDataBootstrap {
     const [row] = await this.dataSource.query('SELECT COUNT(*) AS n FROM users');
     if (Number(row?.n ?? 0) > 0) return;
     const turn = serverTurn(this.logger, this.config.database.statementTimeoutMs);
-    const result = await seedDemoData(this.dataSource, { ...DEMO_DATA_SIZE, turn });
+    // Told again in its turn: another instance started at once may have seeded meanwhile.
+    const result = await seedDemoData(this.dataSource, {
+      ...DEMO_DATA_SIZE,
+      turn,
+      onlyIfEmpty: true,
+    });
+    if (result.skipped) return;
     this.logger.log(
       `seeded demo data: ${result.organizations} organizations, ${result.users} users, ${result.activities} login activities`,
     );

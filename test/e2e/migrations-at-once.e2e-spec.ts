@@ -100,4 +100,21 @@ describe('migrations applied by several processes at once', () => {
     });
     expect(run.stdout).not.toContain('waiting');
   });
+
+  onMysql(
+    'three instances started at once on a new database with SEED_DEMO_DATA=true: seeded once',
+    async () => {
+      const started = await Promise.all(
+        [1, 2, 3].map(() =>
+          startTestApp({ database, env: { DB_MIGRATIONS_RUN: 'true', SEED_DEMO_DATA: 'true' } }),
+        ),
+      );
+      apps.push(...started);
+      const [users] = await started[0].dataSource.query('SELECT COUNT(*) AS n FROM users');
+      const [roles] = await started[0].dataSource.query('SELECT COUNT(*) AS n FROM roles');
+      // The demo data's 1,000 users and its roles, once (each instance told it was empty at boot).
+      expect(Number(users.n)).toBe(1000);
+      expect(Number(roles.n)).toBeLessThan(10);
+    },
+  );
 });

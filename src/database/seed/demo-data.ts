@@ -168,12 +168,16 @@ export interface SeedOptions {
   onProgress?: (message: string) => void;
   /** How long to wait for another process's seed, and who hears of it. */
   turn?: TurnOptions;
+  /** Seeds only a database without users, as told once its turn has come (instances at once). */
+  onlyIfEmpty?: boolean;
 }
 
 export interface SeedResult {
   organizations: number;
   users: number;
   activities: number;
+  /** Nothing was written: `onlyIfEmpty`, and the database had users. */
+  skipped?: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -202,6 +206,9 @@ export async function seedDemoData(
     'seed',
     (runner) =>
       (runner?.manager ?? dataSource.manager).transaction(async (manager) => {
+        if (options.onlyIfEmpty && (await maxId(manager, 'users')) > 0) {
+          return { organizations: 0, users: 0, activities: 0, skipped: true };
+        }
         const roleIds = await ensureRoles(manager);
         const firstOrganizationId = (await maxId(manager, 'organizations')) + 1;
         const domains: string[] = [];
