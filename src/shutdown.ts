@@ -15,8 +15,10 @@ export function handleShutdownSignals(app: INestApplication, timeoutMs: number):
     stopping = true;
     process.exit(await drainAndClose(app, timeoutMs, signal));
   };
+  // Every signal is handled: Ctrl-C under `npm start` sends two (the terminal's, and npm's own),
+  // and a second one unhandled would end the process before its requests had drained.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, (received) => void shutDown(received));
+    process.on(signal, (received) => void shutDown(received));
   }
 }
 

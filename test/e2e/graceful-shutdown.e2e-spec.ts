@@ -93,6 +93,21 @@ describe('graceful shutdown', () => {
     expect(server.output()).toContain('stopped: requests drained, database pool closed');
   });
 
+  it('drains on Ctrl-C under npm start, whose two SIGINTs arrive together', async () => {
+    const server = await startServerProcess(env);
+    const slow = await startSlowRequest(server);
+    const exited = new Promise<number | null>((resolve) => server.process.once('exit', resolve));
+    server.process.kill('SIGINT'); // the terminal's, to the process group
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    server.process.kill('SIGINT'); // npm's, forwarded to its child a moment later
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(server.process.exitCode).toBeNull(); // still draining
+    slow.socket.write('}');
+    expect(await slow.reply).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(await exited).toBe(0);
+    expect(server.output()).toContain('SIGINT received: draining');
+  });
+
   it('exits 1 when a request outlives SHUTDOWN_TIMEOUT_MS', async () => {
     const server = await startServerProcess({ ...env, SHUTDOWN_TIMEOUT_MS: '300' });
     const slow = await startSlowRequest(server);
