@@ -81,8 +81,11 @@ async function bootstrap(): Promise<void> {
 bootstrap().catch((error: unknown) => {
   // Lines Nest buffered before the failure go out first, through the same logger.
   Logger.flush();
-  // Migrations not run are the operator's to run, not a fault: the message says how, no stack.
+  // Migrations not run, or a file that cannot be the database, are the operator's to put right,
+  // not a fault: the message says what, no stack.
   const { code, message } = error as { code?: unknown; message?: string };
-  if (code === 'migrations_pending') return die(`boot failed: ${message}`);
+  if (code === 'migrations_pending' || code === 'sqlite_unusable') {
+    return die(`boot failed: ${message}`);
+  }
   die('boot failed', error);
 });

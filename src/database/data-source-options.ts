@@ -53,10 +53,8 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
     try {
       mkdirSync(dirname(path), { recursive: true });
     } catch (error) {
-      const message = (error as Error).message;
-      throw new Error(
-        `SQLITE_PATH=${JSON.stringify(database.sqlitePath)}: no folder for it (${message})`,
-      );
+      const message = `SQLITE_PATH=${JSON.stringify(database.sqlitePath)}: no folder for it (${(error as Error).message})`;
+      throw Object.assign(new Error(message), { code: 'sqlite_unusable' });
     }
   }
   return {

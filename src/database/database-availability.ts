@@ -179,12 +179,8 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
     } catch (error) {
       if (this.config.database.kind !== 'sqlite') throw error;
       const path = JSON.stringify(this.config.database.sqlitePath);
-      throw new Error(
-        `SQLITE_PATH=${path}: cannot use it as the database (${(error as Error).message})`,
-        {
-          cause: error,
-        },
-      );
+      const message = `SQLITE_PATH=${path}: cannot use it as the database (${(error as Error).message})`;
+      throw Object.assign(new Error(message, { cause: error }), { code: 'sqlite_unusable' });
     }
   }
 
