@@ -138,7 +138,13 @@ export const configSchema = z.object({
   REDIS_URL: serverUrl(
     ['redis:', 'rediss:'],
     'must be a redis:// URL with a host, e.g. redis://cache:6379',
-  ).optional(),
+  )
+    // ioredis would SELECT NaN for `/x` and fail after boot, an uncaught error.
+    .refine(
+      (value) => /^\/?\d*$/.test(URL.parse(value)?.pathname ?? ''),
+      'must be a redis:// URL whose path, if any, is a database number, e.g. redis://cache:6379/0',
+    )
+    .optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('listing:'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_PRETTY: booleanFromEnv.optional(),
