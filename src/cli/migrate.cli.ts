@@ -1,8 +1,11 @@
 import { applyMigrations } from '../database/apply-migrations';
-import { openDataSource, runCli } from './cli-support';
+import { openDataSource, runCli, UsageError } from './cli-support';
 
 /** Applies pending migrations to DATABASE_URL (or the embedded default). */
 async function main(): Promise<void> {
+  if (process.argv.length > 2) {
+    throw new UsageError(`unexpected argument "${process.argv[2]}"\nusage: npm run migration:run`);
+  }
   const { dataSource } = await openDataSource({ migrationsRun: false });
   try {
     const applied = await applyMigrations(dataSource, {

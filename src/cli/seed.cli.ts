@@ -39,6 +39,9 @@ async function main(): Promise<void> {
       ? undefined
       : count(values.organizations, 'organizations', 1);
   const seed = count(values.seed, 'seed', 20261122);
+  if (organizations === 0 && users > 0) {
+    throw new UsageError(`--organizations must be at least 1 for users to belong to\n${USAGE}`);
+  }
 
   const { dataSource } = await openDataSource({ migrationsRun: false });
   const started = Date.now();

@@ -46,13 +46,21 @@ function parse(args: string[], options: ParseArgsConfig['options']) {
   }
 }
 
+/** A command that takes no words but its options (a space in `--scopes a b` leaves one). */
+function noPositionals(positionals: string[]): void {
+  if (positionals.length) {
+    throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage()}`);
+  }
+}
+
 async function create(args: string[]): Promise<void> {
-  const { values } = parse(args, {
+  const { values, positionals } = parse(args, {
     name: { type: 'string' },
     scopes: { type: 'string' },
     organization: { type: 'string' },
     'expires-in': { type: 'string' },
   });
+  noPositionals(positionals);
   const name = values.name as string | undefined;
   const scopes = values.scopes as string | undefined;
   if (!name) throw new UsageError(`--name is required\n${usage()}`);
@@ -105,7 +113,7 @@ async function create(args: string[]): Promise<void> {
 }
 
 async function list(args: string[]): Promise<void> {
-  parse(args, {});
+  noPositionals(parse(args, {}).positionals);
   const { dataSource } = await openDataSource();
   try {
     const tokens = await new TokenIssuer(new ApiTokensRepository(dataSource)).list();

@@ -113,6 +113,13 @@ describe('demo data', () => {
     const bad = await runTs('src/cli/seed.cli.ts', ['--users', 'many'], database.env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--users must be a whole number');
+    // Users need an organization to belong to: a usage error, not the database's foreign key.
+    const orphans = await runTs('src/cli/seed.cli.ts', ['--organizations', '0'], database.env);
+    expect(orphans.code).toBe(2);
+    expect(orphans.stderr).toContain('--organizations must be at least 1');
+    const stray = await runTs('src/cli/migrate.cli.ts', ['--bogus'], database.env);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain('unexpected argument "--bogus"');
 
     const help = await runTs('src/cli/seed.cli.ts', ['--help'], database.env);
     expect([help.code, help.stderr]).toEqual([0, '']);

@@ -133,6 +133,12 @@ describe('token CLI (npm run token)', () => {
     ],
     [['create', '--name', 'x', '--scopes', 'users:write'], 'unknown: users:write'],
     [['frobnicate'], 'unknown command'],
+    // A space for a comma: the second scope would be dropped without a word.
+    [
+      ['create', '--name', 'x', '--scopes', 'users:read', 'login_activities:read'],
+      'unexpected argument "login_activities:read"',
+    ],
+    [['list', 'all'], 'unexpected argument "all"'],
   ])(
     'refuses %j with a clear message and a non-zero exit',
     async (args, message) => {
