@@ -4,6 +4,8 @@ import { clientBoundFor } from './app-data-source-options';
 
 /** How long a process waits for another one's turn (migrations, a seed). */
 const LOCK_WAIT_S = 600;
+/** How long it waits before it says so. */
+const QUIET_WAIT_S = 1;
 
 /** How a process waits for its turn: `onWait` hears once that another has it, before waiting. */
 export interface TurnOptions {
@@ -49,10 +51,11 @@ export async function oneAtATime<T>(
       const [row] = await runner.query(`SELECT GET_LOCK(${lockName}, ${waitS}) AS locked`);
       return Number(row?.locked) === 1;
     };
-    let locked = await lock(0);
+    // A turn another takes for a moment (its check that nothing is pending) goes unmentioned.
+    let locked = await lock(QUIET_WAIT_S);
     if (!locked) {
       onWait?.(`waiting for another process to finish its ${name} (up to ${waitS} s)`);
-      locked = await lock(waitS);
+      locked = await lock(Math.max(0, waitS - QUIET_WAIT_S));
     }
     if (!locked) {
       const error = new Error(`another process held the ${name} lock for ${waitS} s`);
