@@ -28,6 +28,24 @@ export async function openDataSource(
   return { dataSource, config };
 }
 
+/**
+ * `openDataSource` for a CLI that reads the service's tables: one that lacks this build's
+ * migrations says how to apply them, not which table the database could not find.
+ */
+export async function openMigratedDataSource(): Promise<{
+  dataSource: DataSource;
+  config: AppConfig;
+}> {
+  const opened = await openDataSource();
+  if (await opened.dataSource.showMigrations()) {
+    await opened.dataSource.destroy();
+    throw new Error(
+      "the database lacks this build's migrations: run `npm run migration:run` first",
+    );
+  }
+  return opened;
+}
+
 /** Runs a CLI's main function with clear messages and exit codes (2 for usage, 1 for failure). */
 export function runCli(main: () => Promise<void>): void {
   main().then(

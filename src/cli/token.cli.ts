@@ -3,7 +3,7 @@ import { ApiTokensRepository } from '../auth/api-tokens.repository';
 import { parseDuration } from '../auth/token-format';
 import { TokenIssueError, TokenIssuer } from '../auth/token-issuer';
 import { registeredScopeNames } from '../common/auth/scope-registry';
-import { loadListingScopes, openDataSource, runCli, UsageError } from './cli-support';
+import { loadListingScopes, openMigratedDataSource, runCli, UsageError } from './cli-support';
 
 // A function: the scopes are registered once main has loaded the listings.
 const usage = () => `usage:
@@ -75,7 +75,7 @@ async function create(args: string[]): Promise<void> {
     throw new UsageError('--expires-in must be a number and a unit, e.g. 90s, 15m, 12h, 30d, 2w');
   }
 
-  const { dataSource } = await openDataSource();
+  const { dataSource } = await openMigratedDataSource();
   try {
     const organizationId = organization === undefined ? null : Number(organization);
     if (organizationId !== null) {
@@ -114,7 +114,7 @@ async function create(args: string[]): Promise<void> {
 
 async function list(args: string[]): Promise<void> {
   noPositionals(parse(args, {}).positionals);
-  const { dataSource } = await openDataSource();
+  const { dataSource } = await openMigratedDataSource();
   try {
     const tokens = await new TokenIssuer(new ApiTokensRepository(dataSource)).list();
     if (tokens.length === 0) {
@@ -149,7 +149,7 @@ async function revoke(args: string[]): Promise<void> {
   if (!id || !/^[1-9]\d{0,15}$/.test(id) || positionals.length > 1) {
     throw new UsageError(`revoke needs one token id\n${usage()}`);
   }
-  const { dataSource } = await openDataSource();
+  const { dataSource } = await openMigratedDataSource();
   try {
     const revoked = await new TokenIssuer(new ApiTokensRepository(dataSource)).revoke(Number(id));
     if (!revoked) throw new UsageError(`token ${id}: no such active token`);

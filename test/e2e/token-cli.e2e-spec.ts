@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { TOKEN_PATTERN } from '../../src/auth/token-format';
 import { registeredScopeNames } from '../../src/common/auth/scope-registry';
 import { loadListingScopes } from '../../src/cli/cli-support';
-import { OrganizationRow, startTestApp, TestApp } from '../kit';
+import { createTestDatabase, OrganizationRow, startTestApp, TestApp } from '../kit';
+import { runTs } from '../kit/processes';
 
 interface CliResult {
   code: number;
@@ -152,4 +153,18 @@ describe('token CLI (npm run token)', () => {
     },
     30_000,
   );
+
+  it('says how to apply the migrations a database lacks, not which table it could not find', async () => {
+    const bare = await createTestDatabase();
+    try {
+      const env = { DATABASE_URL: '', ...bare.env, DB_MIGRATIONS_RUN: 'false' };
+      const result = await runTs('src/cli/token.cli.ts', ['list'], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim()).toBe(
+        "error: the database lacks this build's migrations: run `npm run migration:run` first",
+      );
+    } finally {
+      await bare.drop();
+    }
+  }, 30_000);
 });
