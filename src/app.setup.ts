@@ -26,6 +26,10 @@ import { ACCESS_LOG } from './logging/logging.module';
 import { HttpMetrics } from './metrics/http-metrics';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
+/** Where Swagger UI and the OpenAPI document are served. */
+const DOCS_PATH = 'docs';
+const OPENAPI_PATH = 'openapi.json';
+
 /**
  * How the Nest application is created, by `main.ts` and the test kit alike. No body parsers: no
  * route reads a body (`requestBodyLimitMiddleware` refuses any over 1 kB).
@@ -101,19 +105,19 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
       maxAge: 600,
     });
   }
-  express.use(httpSemanticsMiddleware(knownPaths), requestBodyLimitMiddleware);
+  express.use(httpSemanticsMiddleware(knownPaths, [`/${DOCS_PATH}/`]), requestBodyLimitMiddleware);
   app.enableVersioning({ type: VersioningType.URI });
   // Signals are handled by main.ts (src/shutdown.ts), which drains requests before closing.
 
   const document = buildOpenApiDocument(app, config.pagination);
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'openapi.json',
+  SwaggerModule.setup(DOCS_PATH, app, document, {
+    jsonDocumentUrl: OPENAPI_PATH,
     raw: ['json'],
   });
 
   // Routes are known once the modules are resolved; the 405 check reads them from here.
   const routes = collectGetRoutes(app);
-  for (const path of [...routes.map((route) => route.path), '/docs', '/openapi.json']) {
+  for (const path of [...routes.map((route) => route.path), `/${DOCS_PATH}`, `/${OPENAPI_PATH}`]) {
     knownPaths.add(path.toLowerCase());
   }
   // A missing, malformed or known-unknown token is refused on the guarded routes ahead of Nest's

@@ -5,6 +5,7 @@ import { ApiTokensRepository } from './api-tokens.repository';
 import type { ApiToken } from './api-token.entity';
 import { RequestDeadlineError } from '../database/request-deadline.interceptor';
 import { AppClosingError } from '../database/statement-runner';
+import { withTimeout } from '../common/with-timeout';
 import { hashToken, TOKEN_PATTERN } from './token-format';
 
 interface CachedLookup {
@@ -109,11 +110,7 @@ export class TokenAuthenticator {
    */
   private withinLimit<T>(work: Promise<T>): Promise<T> {
     if (this.limitMs <= 0) return work;
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RequestDeadlineError()), this.limitMs);
-    });
-    return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+    return withTimeout(work, this.limitMs, () => new RequestDeadlineError());
   }
 
   private async lookUp(tokenHash: string): Promise<CachedLookup> {

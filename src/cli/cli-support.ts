@@ -5,8 +5,12 @@ import { DataSource } from 'typeorm';
 import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
 import { applyMigrations } from '../database/apply-migrations';
 import { buildDataSourceOptions } from '../database/data-source-options';
+import type { TurnOptions } from '../database/named-lock';
 
 export class UsageError extends Error {}
+
+/** How a CLI waits for another process's migrations or seed: said on stderr. */
+export const CLI_TURN: TurnOptions = { onWait: (message) => console.error(message) };
 
 /**
  * Opens the database the way the app does (same options object), always on the primary. On the
@@ -23,7 +27,7 @@ export async function openDataSource(
   const dataSource = new DataSource(buildDataSourceOptions(config));
   await dataSource.initialize();
   if (config.database.migrationsRun) {
-    await applyMigrations(dataSource, { onWait: (message) => console.error(message) });
+    await applyMigrations(dataSource, CLI_TURN);
   }
   return { dataSource, config };
 }

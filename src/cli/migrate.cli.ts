@@ -1,5 +1,5 @@
 import { applyMigrations } from '../database/apply-migrations';
-import { openDataSource, runCli, UsageError } from './cli-support';
+import { CLI_TURN, openDataSource, runCli, UsageError } from './cli-support';
 
 /** Applies pending migrations to DATABASE_URL (or the embedded default). */
 async function main(): Promise<void> {
@@ -8,9 +8,7 @@ async function main(): Promise<void> {
   }
   const { dataSource } = await openDataSource({ migrationsRun: false });
   try {
-    const applied = await applyMigrations(dataSource, {
-      onWait: (message) => console.error(message),
-    });
+    const applied = await applyMigrations(dataSource, CLI_TURN);
     console.log(
       applied.length
         ? `applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { applyMigrations } from '../database/apply-migrations';
 import { seedDemoData } from '../database/seed/demo-data';
-import { openDataSource, runCli, UsageError } from './cli-support';
+import { CLI_TURN, openDataSource, runCli, UsageError } from './cli-support';
 
 const USAGE = `usage: npm run seed -- [--users N] [--activities M] [--organizations K] [--seed S]
 Appends deterministic demo data (defaults: 1000 users, 10000 activities).`;
@@ -46,14 +46,14 @@ async function main(): Promise<void> {
   const { dataSource } = await openDataSource({ migrationsRun: false });
   const started = Date.now();
   try {
-    await applyMigrations(dataSource, { onWait: (message) => console.error(message) });
+    await applyMigrations(dataSource, CLI_TURN);
     const result = await seedDemoData(dataSource, {
       users,
       activities,
       organizations,
       seed,
       onProgress: (message) => console.log(message),
-      turn: { onWait: (message) => console.error(message) },
+      turn: CLI_TURN,
     });
     console.log(
       `seeded ${result.organizations} organizations, ${result.users} users, ${result.activities} login activities in ${((Date.now() - started) / 1000).toFixed(1)} s`,

@@ -22,10 +22,8 @@ export class DemoDataBootstrap {
 
   async seedIfEmpty(): Promise<void> {
     if (!this.config.database.seedDemoData) return;
-    const [row] = await this.dataSource.query('SELECT COUNT(*) AS n FROM users');
-    if (Number(row?.n ?? 0) > 0) return;
     const turn = serverTurn(this.logger, this.config.database.statementTimeoutMs);
-    // Told again in its turn: another instance started at once may have seeded meanwhile.
+    // Told in its turn: another instance started at once may have seeded meanwhile.
     const result = await seedDemoData(this.dataSource, {
       ...DEMO_DATA_SIZE,
       turn,

@@ -31,6 +31,26 @@ export function toIsoTimestamp(value: unknown): string {
   return Number.isNaN(at.getTime()) && typeof value === 'string' ? value : at.toISOString();
 }
 
+/** An item's timestamp as `toIsoTimestamp` splices DATETIME(3) text. */
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const SQL_DATETIME_MS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
+
+/**
+ * `toIsoTimestamp`'s splice undone: the DATETIME(3) text an item's timestamp was read as, a date no
+ * calendar has (`2026-00-10`) too; anything else (a stored text no date reads) as it is.
+ */
+export const sqlDatetimeText = (value: string): string =>
+  ISO_MS.test(value) ? `${value.slice(0, 10)} ${value.slice(11, 23)}` : value;
+
+/** The instant of DATETIME(3) text in ms; undefined for other text or a date no calendar has. */
+export function instantOfSqlDatetime(value: string): number | undefined {
+  if (!SQL_DATETIME_MS.test(value)) return undefined;
+  const iso = `${value.replace(' ', 'T')}Z`;
+  const at = Date.parse(iso);
+  // Not 31 February, which Date.parse takes for 3 March.
+  return !Number.isNaN(at) && new Date(at).toISOString() === iso ? at : undefined;
+}
+
 /** A nullable timestamp column: null stays null, anything else as `toIsoTimestamp`. */
 export const toNullableIsoTimestamp = (value: unknown): string | null =>
   value === null || value === undefined ? null : toIsoTimestamp(value);

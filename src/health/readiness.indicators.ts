@@ -6,17 +6,14 @@ import { TailWatch } from '../common/listing/tail-watch';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseAvailability } from '../database/database-availability';
 import { ReadReplicas } from '../database/read-replicas';
+import { withTimeout } from '../common/with-timeout';
 
 /** How long a probe waits for the database or Redis before calling it down. */
 export const PROBE_TIMEOUT_MS = 1000;
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+/** `promise`, or a rejection naming `what` as not answering within `ms`. */
+const answeredWithin = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
+  withTimeout(promise, ms, () => new Error(`${what} did not answer within ${ms} ms`));
 
 /** A short, driver-free reason: the probe reply is public, so no host names or SQL. */
 function reason(error: unknown): string {
@@ -69,7 +66,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
     const session = this.indicators.check('database');
     const ping = this.dataSource.query('SELECT 1');
     try {
-      await withTimeout(ping, PROBE_TIMEOUT_MS, 'the database');
+      await answeredWithin(ping, PROBE_TIMEOUT_MS, 'the database');
       return session.up();
     } catch (error) {
       ping.catch(() => undefined);
@@ -116,9 +113,9 @@ export class ReadinessIndicators implements OnModuleDestroy {
     const redis = this.redis!;
     try {
       if (redis.status === 'wait' || redis.status === 'end') {
-        await withTimeout(redis.connect(), PROBE_TIMEOUT_MS, 'Redis');
+        await answeredWithin(redis.connect(), PROBE_TIMEOUT_MS, 'Redis');
       }
-      await withTimeout(redis.ping(), PROBE_TIMEOUT_MS, 'Redis');
+      await answeredWithin(redis.ping(), PROBE_TIMEOUT_MS, 'Redis');
       return session.up({ reachable: true });
     } catch (error) {
       const why = reason(error);

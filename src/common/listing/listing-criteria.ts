@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal';
 import { columnSql, ListingDefinition, SortDirection } from './listing-definition';
 import { bind, BoundColumns, PRIMARY_KEY } from './listing-planner';
 import type { ListingQuery } from './listing-query.dto';
+import { instantOfSqlDatetime } from '../../database/row-values';
 
 export interface Condition {
   /** SQL with named parameters, columns qualified with the alias `t`. */
@@ -198,17 +199,10 @@ export function afterPosition(
   };
 }
 
-/** DATETIME(3) text, as a cursor's timestamp is sent to the database. */
-const SQL_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
-
-/** A sort value's instant in ms; undefined for text (a name) or a date no calendar has. */
+/** A sort value's instant in ms (a cursor's timestamp is DATETIME text); undefined for a name. */
 function instantOf(value: unknown): number | undefined {
   if (value instanceof Date) return value.getTime();
-  if (typeof value !== 'string' || !SQL_TIME.test(value)) return undefined;
-  const iso = `${value.replace(' ', 'T')}Z`;
-  const at = Date.parse(iso);
-  // Not 31 February, which Date.parse takes for 3 March.
-  return !Number.isNaN(at) && new Date(at).toISOString() === iso ? at : undefined;
+  return typeof value === 'string' ? instantOfSqlDatetime(value) : undefined;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   StatementRunners,
 } from '../../database/statement-runner';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { sqlDatetimeText } from '../../database/row-values';
 import { columnSql, type ListingDefinition, type SortDirection } from './listing-definition';
 import {
   allConditions,
@@ -487,9 +488,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
    * so that a step compares what was read, a date no calendar has (`2026-00-10`) too.
    */
   sortParameter(column: string, value: string | null): unknown {
-    if (value === null || !this.isTimestamp(column)) return value;
-    // Anything else is a stored text no date reads, passed on as read (`toIsoTimestamp`).
-    return ISO_MS.test(value) ? `${value.slice(0, 10)} ${value.slice(11, 23)}` : value;
+    return value !== null && this.isTimestamp(column) ? sqlDatetimeText(value) : value;
   }
 
   /** The page's items in the listing's order, walking from whichever end is nearer. */
@@ -866,9 +865,6 @@ const recentIsAll = (from: number, floor?: number): boolean => from === (floor ?
 
 /** How much longer than its staleness and the hold-back `settledOn` waits for a settled id. */
 const SETTLING_WAIT_MS = 2000;
-
-/** An item's timestamp: DATETIME(3) text as `toIsoTimestamp` splices it. */
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Seconds from 0001-01-01T00:00:00Z to 1970. */
 const YEAR_ONE_SECONDS = 62_135_596_800;
