@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseAvailability } from '../database/database-availability';
 import { ReadReplicas } from '../database/read-replicas';
 import { withTimeout } from '../common/with-timeout';
+import { isRefusedDatabase } from '../redis/shared-redis';
 
 /** How long a probe waits for the database or Redis before calling it down. */
 export const PROBE_TIMEOUT_MS = 1000;
@@ -53,8 +54,12 @@ export class ReadinessIndicators implements OnModuleDestroy {
       });
       // Reported through the probe, not as a crash: its code says why a connect failed, which the
       // rejected command itself ("Connection is closed.") does not.
-      this.redis.on('error', (error) => (this.lastRedisErrorReason = reason(error)));
-      this.redis.on('ready', () => (this.lastRedisErrorReason = 'error'));
+      this.redis.on('error', (error) => {
+        if (this.lastRedisErrorReason === 'database_refused') return;
+        this.lastRedisErrorReason = isRefusedDatabase(error) ? 'database_refused' : reason(error);
+        // It would go on, on database 0: not what requests use (SharedRedis gives Redis up).
+        if (isRefusedDatabase(error)) this.redis?.disconnect(false);
+      });
     }
   }
 
@@ -113,6 +118,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
     const redis = this.redis!;
     try {
       if (redis.status === 'wait' || redis.status === 'end') {
+        this.lastRedisErrorReason = 'error';
         await answeredWithin(redis.connect(), PROBE_TIMEOUT_MS, 'Redis');
       }
       await answeredWithin(redis.ping(), PROBE_TIMEOUT_MS, 'Redis');

@@ -8,6 +8,13 @@ const CONNECT_WAIT_MS = 2_000;
 const WATCH_MS = 1_000;
 
 /**
+ * Whether `error` is the server refusing REDIS_URL's database number (`/99` past its `databases`).
+ * ioredis then reports ready anyway, on database 0, where another deployment's keys may live.
+ */
+export const isRefusedDatabase = (error: Error): boolean =>
+  /DB index|\bSELECT\b/i.test(error.message);
+
+/**
  * The one Redis connection that request traffic shares (rate-limit counters, listing totals),
  * opened only when one of them asks for it and REDIS_URL is set. It fails commands at once while
  * Redis is away instead of queueing them, so every user falls back to local state; it reconnects
@@ -36,7 +43,10 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
         // How long a close waits for a half-open socket; the default 2 s delays shutdown.
         disconnectTimeout: 200,
       });
-      this.connection.on('error', (error: Error) => this.noteError(error));
+      this.connection.on('error', (error: Error) => {
+        if (isRefusedDatabase(error)) return this.refuseDatabase(error);
+        this.noteError(error);
+      });
       this.watch = setInterval(() => this.checkAnswers(), WATCH_MS).unref();
     }
     return this.connection;
@@ -90,6 +100,15 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
     } catch {
       redis.disconnect();
     }
+  }
+
+  /** A configuration error, not an outage: no reconnect would change the answer. */
+  private refuseDatabase(error: Error): void {
+    this.logger.error(
+      `REDIS_URL names a database the Redis server refuses (${error.message}): Redis is not used; rate limits use per-instance counters and totals are counted locally`,
+    );
+    clearInterval(this.watch);
+    this.connection?.disconnect(false);
   }
 
   private noteError(error: Error): void {

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
 import { eventually, startTestApp, TestApp } from '../kit';
 import { REFUSED_PORT } from '../kit/processes';
 
@@ -45,6 +47,36 @@ describe('readiness with REDIS_URL', () => {
       });
       await kit.http().get('/health/live').expect(200);
     } finally {
+      await kit.close();
+    }
+  });
+});
+
+describe('REDIS_URL naming a database the server does not have (/99 of 16)', () => {
+  it('is not used, and readiness says why: ioredis would go on, on database 0', async () => {
+    const prefix = `listing-test-${process.pid}-${randomBytes(4).toString('hex')}:`;
+    const kit = await startTestApp({
+      env: {
+        REDIS_URL: 'redis://127.0.0.1:6379/99',
+        REDIS_KEY_PREFIX: prefix,
+        RATE_LIMIT_PER_MINUTE: '100',
+      },
+    });
+    const databaseZero = new Redis('redis://127.0.0.1:6379/0');
+    try {
+      const token = await kit.token();
+      for (const path of ['/v1/users', '/v1/login_activities']) {
+        await kit.http().get(path).auth(token, { type: 'bearer' }).expect(200);
+      }
+      const ready = await kit.http().get('/health/ready').expect(200);
+      expect(ready.body.info.redis).toEqual({
+        status: 'up',
+        reachable: false,
+        reason: 'database_refused',
+      });
+      expect(await databaseZero.keys(`${prefix}*`)).toEqual([]);
+    } finally {
+      databaseZero.disconnect();
       await kit.close();
     }
   });
