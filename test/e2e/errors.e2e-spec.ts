@@ -97,11 +97,24 @@ describe('errors (RFC 9457 problem details)', () => {
     },
   );
 
-  it.each(['/openapi.json', '/docs', '/docs/swagger-ui.css', '/V1/USERS', '/Health/Live'])(
-    'answers 405 with Allow on %s too',
+  it.each([
+    '/openapi.json',
+    '/docs',
+    '/docs/swagger-ui.css',
+    '/docs/swagger-ui-init.js',
+    '/V1/USERS',
+    '/Health/Live',
+  ])('answers 405 with Allow on %s too', async (path) => {
+    const response = await kit.http().post(path).expect(405);
+    expect(response.headers.allow).toBe('GET, HEAD');
+  });
+
+  it.each(['/docs/no-such-file.js', '/docs/swagger-ui.css/x', '/nowhere'])(
+    'answers 404 to a write where nothing is served, as to a GET: %s',
     async (path) => {
-      const response = await kit.http().post(path).expect(405);
-      expect(response.headers.allow).toBe('GET, HEAD');
+      await kit.http().get(path).expect(404);
+      const response = await kit.http().post(path).expect(404);
+      expect(response.headers.allow).toBeUndefined();
     },
   );
 

@@ -10,11 +10,7 @@ export const READ_METHODS = new Set(['GET', 'HEAD']);
  * `Allow`) for any write method on a route that exists, since the service writes nothing. (406 is
  * the listings' own, negotiated after authentication: `ListingFormat`.) `knownPaths` (in lower case) is filled once the routes are registered.
  */
-export function httpSemanticsMiddleware(
-  knownPaths: ReadonlySet<string>,
-  /** Paths below which every path is served (Swagger UI's files), in lower case. */
-  knownPrefixes: readonly string[] = [],
-) {
+export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
   return (request: Request, response: Response, next: NextFunction) => {
     if (!isDecodablePath(request.path)) {
       sendProblem(
@@ -27,8 +23,7 @@ export function httpSemanticsMiddleware(
     }
     // As routing matches: whatever the letters' case.
     const path = normalizePath(request.path).toLowerCase();
-    const known = knownPaths.has(path) || knownPrefixes.some((prefix) => path.startsWith(prefix));
-    if (!READ_METHODS.has(request.method) && known) {
+    if (!READ_METHODS.has(request.method) && knownPaths.has(path)) {
       sendProblem(
         request,
         response,
