@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DataSource } from 'typeorm';
+import { DataSource, Migration } from 'typeorm';
 import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
 import { applyMigrations } from '../database/apply-migrations';
-import { buildDataSourceOptions } from '../database/data-source-options';
+import { buildDataSourceOptions, namingSqlitePath } from '../database/data-source-options';
 import type { TurnOptions } from '../database/named-lock';
 
 export class UsageError extends Error {}
@@ -18,18 +18,18 @@ export const CLI_TURN: TurnOptions = { onWait: (message) => console.error(messag
  */
 export async function openDataSource(
   overrides: Partial<AppConfig['database']> = {},
-): Promise<{ dataSource: DataSource; config: AppConfig }> {
+): Promise<{ dataSource: DataSource; config: AppConfig; applied: Migration[] }> {
   const loaded = loadConfig();
   const config: AppConfig = {
     ...loaded,
     database: { ...loaded.database, replicaUrls: [], ...overrides },
   };
   const dataSource = new DataSource(buildDataSourceOptions(config));
-  await dataSource.initialize();
-  if (config.database.migrationsRun) {
-    await applyMigrations(dataSource, CLI_TURN);
-  }
-  return { dataSource, config };
+  const applied = await namingSqlitePath(config.database, async () => {
+    await dataSource.initialize();
+    return config.database.migrationsRun ? applyMigrations(dataSource, CLI_TURN) : [];
+  });
+  return { dataSource, config, applied };
 }
 
 /**

@@ -1,14 +1,12 @@
-import { applyMigrations } from '../database/apply-migrations';
-import { CLI_TURN, openDataSource, runCli, UsageError } from './cli-support';
+import { openDataSource, runCli, UsageError } from './cli-support';
 
 /** Applies pending migrations to DATABASE_URL (or the embedded default). */
 async function main(): Promise<void> {
   if (process.argv.length > 2) {
     throw new UsageError(`unexpected argument "${process.argv[2]}"\nusage: npm run migration:run`);
   }
-  const { dataSource } = await openDataSource({ migrationsRun: false });
+  const { dataSource, applied } = await openDataSource({ migrationsRun: true });
   try {
-    const applied = await applyMigrations(dataSource, CLI_TURN);
     console.log(
       applied.length
         ? `applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`

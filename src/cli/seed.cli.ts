@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { applyMigrations } from '../database/apply-migrations';
 import { seedDemoData } from '../database/seed/demo-data';
 import { CLI_TURN, openDataSource, runCli, UsageError } from './cli-support';
 
@@ -43,10 +42,9 @@ async function main(): Promise<void> {
     throw new UsageError(`--organizations must be at least 1 for users to belong to\n${USAGE}`);
   }
 
-  const { dataSource } = await openDataSource({ migrationsRun: false });
+  const { dataSource } = await openDataSource({ migrationsRun: true });
   const started = Date.now();
   try {
-    await applyMigrations(dataSource, CLI_TURN);
     const result = await seedDemoData(dataSource, {
       users,
       activities,

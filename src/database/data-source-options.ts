@@ -10,6 +10,24 @@ import { migrations } from './migrations';
 export const entities = [ApiToken];
 
 /**
+ * `work` on the database; on the embedded file, a failure names SQLITE_PATH and its cause (the
+ * driver's own message names neither the variable nor the path): the server and the CLIs alike.
+ */
+export async function namingSqlitePath<T>(
+  database: AppConfig['database'],
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (database.kind !== 'sqlite') throw error;
+    const path = JSON.stringify(database.sqlitePath);
+    const message = `SQLITE_PATH=${path}: cannot use it as the database (${(error as Error).message})`;
+    throw Object.assign(new Error(message, { cause: error }), { code: 'sqlite_unusable' });
+  }
+}
+
+/**
  * The one TypeORM options object, shared by the app, the CLIs and the test kit: the primary's
  * (the read replicas get data sources of their own, `ReadReplicas`).
  * `synchronize` is never on: the schema comes from the migrations.

@@ -8,6 +8,7 @@ import {
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { applyMigrations } from './apply-migrations';
+import { namingSqlitePath } from './data-source-options';
 import { serverTurn, type TurnOptions } from './named-lock';
 import { DemoDataBootstrap } from './demo-data.bootstrap';
 
@@ -172,16 +173,8 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
     });
   }
 
-  /** `work` on the database, a failure of the embedded file naming it. */
-  private async named<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (this.config.database.kind !== 'sqlite') throw error;
-      const path = JSON.stringify(this.config.database.sqlitePath);
-      const message = `SQLITE_PATH=${path}: cannot use it as the database (${(error as Error).message})`;
-      throw Object.assign(new Error(message, { cause: error }), { code: 'sqlite_unusable' });
-    }
+  private named<T>(work: () => Promise<T>): Promise<T> {
+    return namingSqlitePath(this.config.database, work);
   }
 
   /** This build's migrations the database has not run, read without writing (no table: none). */

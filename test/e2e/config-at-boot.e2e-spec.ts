@@ -100,6 +100,19 @@ describe('configuration at boot', () => {
     expect(result.stdout).not.toMatch(/"PORT|HOST=/);
   });
 
+  it.each([
+    ['token.cli.ts', ['list']],
+    ['seed.cli.ts', ['--users', '1', '--activities', '1']],
+    ['migrate.cli.ts', []],
+  ])('names SQLITE_PATH in the CLIs too: %s', async (cli, args) => {
+    const path = textFile();
+    const result = await runTs(`src/cli/${cli}`, args, { DATABASE_URL: '', SQLITE_PATH: path });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      `error: SQLITE_PATH=${JSON.stringify(path)}: cannot use it as the database (file is not a database)`,
+    );
+  });
+
   it('logs the port it bound with PORT=0, where the system chose it', async () => {
     const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
       cwd: PROJECT_ROOT,
