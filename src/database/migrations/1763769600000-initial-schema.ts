@@ -50,9 +50,11 @@ export class InitialSchema1763769600000 implements MigrationInterface {
         columns: [id, text('name', 255), timestamp('created_at')],
         ...tableOptions,
       }),
+      true,
     );
     await queryRunner.createTable(
       new Table({ name: 'roles', columns: [id, text('name', 100)], ...tableOptions }),
+      true,
     );
     await queryRunner.createTable(
       new Table({
@@ -84,6 +86,7 @@ export class InitialSchema1763769600000 implements MigrationInterface {
         ],
         ...tableOptions,
       }),
+      true,
     );
     await queryRunner.createTable(
       new Table({
@@ -122,6 +125,7 @@ export class InitialSchema1763769600000 implements MigrationInterface {
         ],
         ...tableOptions,
       }),
+      true,
     );
     await queryRunner.createTable(
       new Table({
@@ -147,6 +151,7 @@ export class InitialSchema1763769600000 implements MigrationInterface {
         ],
         ...tableOptions,
       }),
+      true,
     );
   }
 

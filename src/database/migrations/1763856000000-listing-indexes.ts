@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
+import { createIndicesIfMissing } from './resumable-steps';
 
 /**
  * Indexes so that every filter and sort of the listings (CONTRACT §3) is served by an index, on
@@ -66,14 +67,14 @@ export class ListingIndexes1763856000000 implements MigrationInterface {
   name = 'ListingIndexes1763856000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createIndices('users', USERS_INDEXES);
-    await queryRunner.createIndices('login_activities', LOGIN_ACTIVITIES_INDEXES);
+    await createIndicesIfMissing(queryRunner, 'users', USERS_INDEXES);
+    await createIndicesIfMissing(queryRunner, 'login_activities', LOGIN_ACTIVITIES_INDEXES);
     if (queryRunner.connection.driver.options.type !== 'mysql') {
       // MySQL's name column already has a case-insensitive collation, so (name, id) serves the
       // LIKE there. SQLite compares it with BINARY; LIKE is case-insensitive and can only use an
       // index whose collation is NOCASE. The schema builder cannot give one column a collation.
       await queryRunner.query(
-        `CREATE INDEX ${SQLITE_USERS_NAME_NOCASE} ON users (name COLLATE NOCASE, id)`,
+        `CREATE INDEX IF NOT EXISTS ${SQLITE_USERS_NAME_NOCASE} ON users (name COLLATE NOCASE, id)`,
       );
     }
   }

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
+import { createIndicesIfMissing } from './resumable-steps';
 
 /**
  * A narrow index on `login_activities.id` alone. Unfiltered pages in id order (the default)
@@ -10,10 +11,9 @@ export class LoginActivitiesIdIndex1763942400000 implements MigrationInterface {
   name = 'LoginActivitiesIdIndex1763942400000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createIndex(
-      'login_activities',
+    await createIndicesIfMissing(queryRunner, 'login_activities', [
       new TableIndex({ name: 'ix_login_activities_id', columnNames: ['id'] }),
-    );
+    ]);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
+import { createIndicesIfMissing } from './resumable-steps';
 
 /**
  * "Failed (or successful) logins since a date, newest first" (`success=…&created_from=…&
@@ -11,13 +12,12 @@ export class LoginActivitiesOutcomeTimeIndex1763942460000 implements MigrationIn
   name = 'LoginActivitiesOutcomeTimeIndex1763942460000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createIndex(
-      'login_activities',
+    await createIndicesIfMissing(queryRunner, 'login_activities', [
       new TableIndex({
         name: 'ix_login_activities_success_created_at',
         columnNames: ['success', 'created_at', 'id'],
       }),
-    );
+    ]);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

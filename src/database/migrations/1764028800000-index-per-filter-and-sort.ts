@@ -1,5 +1,6 @@
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
 import { rebuildSqliteTable } from './sqlite-table-rebuild';
+import { createIndicesIfMissing, replaceIndex } from './resumable-steps';
 
 /**
  * Every documented filter × sort read through an index in the sort's order (CONTRACT §3; the
@@ -46,7 +47,7 @@ export class IndexPerFilterAndSort1764028800000 implements MigrationInterface {
   name = 'IndexPerFilterAndSort1764028800000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createIndices('login_activities', TIME_ORDERED.map(timeOrdered));
+    await createIndicesIfMissing(queryRunner, 'login_activities', TIME_ORDERED.map(timeOrdered));
     await this.replaceOrganizationIndexes(queryRunner, true);
     if (!this.isMysql(queryRunner)) await this.sqliteNameCollation(queryRunner, 'NOCASE');
   }
@@ -61,8 +62,7 @@ export class IndexPerFilterAndSort1764028800000 implements MigrationInterface {
 
   private async replaceOrganizationIndexes(queryRunner: QueryRunner, wide: boolean) {
     for (const index of organizationIndexes(wide)) {
-      await queryRunner.dropIndex('login_activities', index.name!);
-      await queryRunner.createIndex('login_activities', index);
+      await replaceIndex(queryRunner, 'login_activities', index);
     }
   }
 
@@ -77,7 +77,7 @@ export class IndexPerFilterAndSort1764028800000 implements MigrationInterface {
     );
     if (!collation) {
       await queryRunner.query(
-        'CREATE INDEX ix_users_name_nocase ON users (name COLLATE NOCASE, id)',
+        'CREATE INDEX IF NOT EXISTS ix_users_name_nocase ON users (name COLLATE NOCASE, id)',
       );
     }
   }

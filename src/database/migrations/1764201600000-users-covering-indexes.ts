@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
+import { createIndicesIfMissing } from './resumable-steps';
 
 /**
  * One index per users sort that carries every other filtered column after `sort, id`: any
@@ -31,7 +32,7 @@ export class UsersCoveringIndexes1764201600000 implements MigrationInterface {
   name = 'UsersCoveringIndexes1764201600000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createIndices('users', USERS_COVERING_INDEXES);
+    await createIndicesIfMissing(queryRunner, 'users', USERS_COVERING_INDEXES);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

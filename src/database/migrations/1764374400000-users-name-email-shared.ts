@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
+import { createIndicesIfMissing } from './resumable-steps';
 
 /** How many leading characters `users.name_email_shared` compares: a longer `q` reads as 8. */
 const SHARED_CHARS = 8;
@@ -53,14 +54,24 @@ export class UsersNameEmailShared1764374400000 implements MigrationInterface {
     );
     const expression = `CASE ${SHARED.join(' ')} ELSE ${SHARED_CHARS} END`;
     await queryRunner.query(
-      `ALTER TABLE users ADD COLUMN name_email_shared TINYINT UNSIGNED AS (${expression}) VIRTUAL`,
+      "DELETE FROM `typeorm_metadata` WHERE `type` = 'GENERATED_COLUMN' AND `schema` = DATABASE() " +
+        "AND `table` = 'users' AND `name` = 'name_email_shared'",
     );
     await queryRunner.query(
       'INSERT INTO `typeorm_metadata` (`type`, `schema`, `table`, `name`, `value`) ' +
         "VALUES ('GENERATED_COLUMN', DATABASE(), 'users', 'name_email_shared', ?)",
       [expression],
     );
-    await queryRunner.createIndices('users', USERS_UNSHARED_INDEXES);
+    const [{ added }]: { added: number }[] = await queryRunner.query(
+      'SELECT COUNT(*) AS added FROM information_schema.COLUMNS ' +
+        "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'users' AND COLUMN_NAME = 'name_email_shared'",
+    );
+    if (!Number(added)) {
+      await queryRunner.query(
+        `ALTER TABLE users ADD COLUMN name_email_shared TINYINT UNSIGNED AS (${expression}) VIRTUAL`,
+      );
+    }
+    await createIndicesIfMissing(queryRunner, 'users', USERS_UNSHARED_INDEXES);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
+import { createIndicesIfMissing } from './resumable-steps';
 
 /**
  * A role's users in the order they change: a middle page of `role_id=2&sort=updated_at` walked
@@ -13,7 +14,7 @@ export class UsersRoleUpdatedAtIndex1764720000000 implements MigrationInterface 
   name = 'UsersRoleUpdatedAtIndex1764720000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createIndex('users', ROLE_UPDATED_AT);
+    await createIndicesIfMissing(queryRunner, 'users', [ROLE_UPDATED_AT]);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
