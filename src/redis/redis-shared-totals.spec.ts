@@ -12,7 +12,7 @@ describe('RedisSharedTotals', () => {
 
   beforeAll(() => shared.onModuleInit());
   afterAll(async () => {
-    await shared.client()!.del(key, `${key}:lock`, `${key}:base`);
+    await shared.client()!.del(`${key}:fresh`, `${key}:lock`, `${key}:base`);
     await shared.onApplicationShutdown();
   });
 
@@ -37,6 +37,14 @@ describe('RedisSharedTotals', () => {
     expect(read?.remainingMs).toBeLessThanOrEqual(5_000);
     // Publishing gave the lock up.
     expect(await store.lock(`${key}:lock`, 5_000)).toBe(true);
+    // The total is written once: a histogram's is the bulk of what Redis holds for its key.
+    const redis = shared.client()!;
+    const written = await Promise.all(
+      [key, `${key}:fresh`, `${key}:base`].map((name) => redis.strlen(name)),
+    );
+    expect(written.reduce((sum, length) => sum + length, 0)).toBeLessThan(
+      JSON.stringify(total).length + 8,
+    );
   });
 
   it('reads nothing where nothing was published', async () => {
@@ -50,6 +58,6 @@ describe('RedisSharedTotals', () => {
     await new Promise((resolve) => setTimeout(resolve, 40));
     expect(await store.read(expiring)).toBeUndefined();
     expect(await store.readBase(expiring)).toEqual({ total: 3, maxId: 9 });
-    await shared.client()!.del(`${expiring}:base`);
+    await shared.client()!.del(`${expiring}:base`, `${expiring}:fresh`);
   });
 });

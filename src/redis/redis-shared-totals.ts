@@ -3,7 +3,13 @@ import type { SharedTotalsStore } from '../common/listing/shared-totals';
 import type { Bucket, ListingTotal, Mark } from '../common/listing/listing.repository';
 import { SharedRedis } from './shared-redis';
 
-/** The listings' shared totals in Redis: values with an expiry, and a lock per key (SET NX PX). */
+const baseKey = (key: string) => `${key}:base`;
+const freshKey = (key: string) => `${key}:fresh`;
+
+/**
+ * The listings' shared totals in Redis, and a lock per key (SET NX PX). A total is written once,
+ * kept as the base to advance; a one-byte key beside it says how long it is current.
+ */
 export class RedisSharedTotals implements SharedTotalsStore {
   private readonly redis: Redis;
 
@@ -15,10 +21,12 @@ export class RedisSharedTotals implements SharedTotalsStore {
   }
 
   async read(key: string): Promise<{ total: ListingTotal; remainingMs: number } | undefined> {
-    const [value, remainingMs] = await run(this.redis.multi().get(key).pttl(key));
-    return value === null
-      ? undefined
-      : { total: fromJson(value as string), remainingMs: Number(remainingMs) };
+    const [remainingMs, value] = await run(
+      this.redis.multi().pttl(freshKey(key)).get(baseKey(key)),
+    );
+    return Number(remainingMs) > 0 && value !== null
+      ? { total: fromJson(value as string), remainingMs: Number(remainingMs) }
+      : undefined;
   }
 
   async lock(lockKey: string, ms: number): Promise<boolean> {
@@ -36,18 +44,17 @@ export class RedisSharedTotals implements SharedTotalsStore {
     baseMs: number,
     lockKey: string,
   ): Promise<void> {
-    const value = JSON.stringify(total);
     await run(
       this.redis
         .multi()
-        .set(key, value, 'PX', ttlMs)
-        .set(`${key}:base`, value, 'PX', baseMs)
+        .set(baseKey(key), JSON.stringify(total), 'PX', Math.max(baseMs, ttlMs))
+        .set(freshKey(key), '1', 'PX', ttlMs)
         .del(lockKey),
     );
   }
 
   async readBase(key: string): Promise<ListingTotal | undefined> {
-    const value = await this.redis.get(`${key}:base`);
+    const value = await this.redis.get(baseKey(key));
     return value === null ? undefined : fromJson(value);
   }
 }
