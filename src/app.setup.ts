@@ -2,8 +2,6 @@ import { INestApplication, NestApplicationOptions, VersioningType } from '@nestj
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import compression from 'compression';
-import { readdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Express, RequestHandler } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
@@ -27,20 +25,11 @@ import { DatabaseAvailability } from './database/database-availability';
 import { ACCESS_LOG } from './logging/logging.module';
 import { HttpMetrics } from './metrics/http-metrics';
 import { buildOpenApiDocument } from './openapi/openapi-document';
+import { swaggerUiFileCheck, swaggerUiInitScripts } from './openapi/swagger-ui-files';
 
 /** Where Swagger UI and the OpenAPI document are served. */
 const DOCS_PATH = 'docs';
 const OPENAPI_PATH = 'openapi.json';
-
-/**
- * The files Swagger UI serves below DOCS_PATH: swagger-ui-dist's directory, resolved from
- * @nestjs/swagger as it resolves it, and the script it writes. A write to any other path there is a 404, not a 405.
- */
-function swaggerUiFiles(): string[] {
-  const fromSwagger = { paths: [dirname(require.resolve('@nestjs/swagger'))] };
-  const assets = dirname(require.resolve('swagger-ui-dist/absolute-path.js', fromSwagger));
-  return [...readdirSync(assets), 'swagger-ui-init.js'];
-}
 
 /**
  * How the Nest application is created, by `main.ts` and the test kit alike. No body parsers: no
@@ -117,7 +106,10 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
       maxAge: 600,
     });
   }
-  express.use(httpSemanticsMiddleware(knownPaths), requestBodyLimitMiddleware);
+  express.use(
+    httpSemanticsMiddleware(knownPaths, swaggerUiFileCheck(DOCS_PATH)),
+    requestBodyLimitMiddleware,
+  );
   app.enableVersioning({ type: VersioningType.URI });
   // Signals are handled by main.ts (src/shutdown.ts), which drains requests before closing.
 
@@ -129,12 +121,11 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
 
   // Routes are known once the modules are resolved; the 405 check reads them from here.
   const routes = collectGetRoutes(app);
-  const docsFiles = swaggerUiFiles().map((file) => `/${DOCS_PATH}/${file}`);
   for (const path of [
     ...routes.map((route) => route.path),
     `/${DOCS_PATH}`,
     `/${OPENAPI_PATH}`,
-    ...docsFiles,
+    ...swaggerUiInitScripts(DOCS_PATH),
   ]) {
     knownPaths.add(path.toLowerCase());
   }

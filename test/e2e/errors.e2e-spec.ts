@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { snapshotTables, startTestApp, TestApp } from '../kit';
 
 describe('errors (RFC 9457 problem details)', () => {
@@ -109,14 +111,42 @@ describe('errors (RFC 9457 problem details)', () => {
     expect(response.headers.allow).toBe('GET, HEAD');
   });
 
-  it.each(['/docs/no-such-file.js', '/docs/swagger-ui.css/x', '/nowhere'])(
-    'answers 404 to a write where nothing is served, as to a GET: %s',
-    async (path) => {
-      await kit.http().get(path).expect(404);
-      const response = await kit.http().post(path).expect(404);
-      expect(response.headers.allow).toBeUndefined();
-    },
-  );
+  it('answers a write below /docs 405 exactly where a GET is served, else 404', async () => {
+    const folder = dirname(
+      require.resolve('swagger-ui-dist/absolute-path.js', {
+        paths: [dirname(require.resolve('@nestjs/swagger'))],
+      }),
+    );
+    const paths = [
+      ...readdirSync(folder).map((file) => `/docs/${file}`),
+      '/docs/docs/swagger-ui-init.js',
+      '/DOCS/Swagger-UI-Init.js',
+      '/docs//swagger-ui.css',
+      '/docs/%73wagger-ui.css',
+      '/docs/x/../swagger-ui.css',
+      '/Docs/index.css',
+      '/docs/SWAGGER-UI.CSS',
+      '/docs/swagger-ui.css/',
+      '/docs/swagger-ui.css/x',
+      '/docs/no-such-file.js',
+      '/docs/docs/index.css',
+      '/nowhere',
+    ];
+    const answers = [];
+    for (const path of paths) {
+      const { status } = await kit.http().get(path);
+      const write = await kit.http().post(path);
+      answers.push({ path, get: status, post: write.status, allow: write.headers.allow });
+    }
+    const expected = answers.map(({ path, get }) =>
+      get === 200
+        ? { path, get, post: 405, allow: 'GET, HEAD' }
+        : { path, get: 404, post: 404, allow: undefined },
+    );
+    expect(answers).toEqual(expected);
+    // Both kinds are there: the list reaches what is served and what is not.
+    expect(new Set(answers.map(({ get }) => get))).toEqual(new Set([200, 404]));
+  });
 
   it('answers 406 when the client accepts no JSON', async () => {
     const response = await get('/v1/users').set('Accept', 'text/html').expect(406);

@@ -35,13 +35,13 @@ interface ResponseSpec {
 }
 type OperationSpec = { responses: Record<string, ResponseSpec | { $ref: string }> };
 
-/** Paths outside the versioned API that the document leaves out on purpose. */
+/** Paths outside the versioned API that the document leaves out on purpose (in any case, as routed). */
 const UNDOCUMENTED_OPERATIONAL_PATHS = [
-  /^\/health(\/|$)/,
-  /^\/metrics$/,
-  /^\/docs(\/|$)/,
-  /^\/docs-json$/,
-  /^\/openapi\.json$/,
+  /^\/health(\/|$)/i,
+  /^\/metrics$/i,
+  /^\/docs(\/|$)/i,
+  /^\/docs-json$/i,
+  /^\/openapi\.json$/i,
 ];
 /** What a method a path does not support may answer: 405, or a refusal that comes before it. */
 const REFUSALS_OF_OTHER_METHODS = new Set([405, 413, 429, 431, 500, 503]);

@@ -10,7 +10,11 @@ export const READ_METHODS = new Set(['GET', 'HEAD']);
  * `Allow`) for any write method on a route that exists, since the service writes nothing. (406 is
  * the listings' own, negotiated after authentication: `ListingFormat`.) `knownPaths` (in lower case) is filled once the routes are registered.
  */
-export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
+export function httpSemanticsMiddleware(
+  knownPaths: ReadonlySet<string>,
+  /** Whether a GET of the path (as sent) is answered with a static file. */
+  servesFile: (path: string) => boolean = () => false,
+) {
   return (request: Request, response: Response, next: NextFunction) => {
     if (!isDecodablePath(request.path)) {
       sendProblem(
@@ -23,7 +27,8 @@ export function httpSemanticsMiddleware(knownPaths: ReadonlySet<string>) {
     }
     // As routing matches: whatever the letters' case.
     const path = normalizePath(request.path).toLowerCase();
-    if (!READ_METHODS.has(request.method) && knownPaths.has(path)) {
+    const known = knownPaths.has(path) || servesFile(request.path);
+    if (!READ_METHODS.has(request.method) && known) {
       sendProblem(
         request,
         response,
