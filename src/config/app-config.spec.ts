@@ -119,6 +119,7 @@ describe('loadConfig', () => {
     ['no database nor path', { DATABASE_URL: 'mysql://hunter2' }],
     ['a Redis port out of range', { REDIS_URL: 'redis://:hunter2@cache:99999' }],
     ['a Redis database that is not a number', { REDIS_URL: 'redis://:hunter2@cache:6379/x' }],
+    ['a Redis database past 2^31 - 1', { REDIS_URL: 'redis://:hunter2@cache:6379/2147483648' }],
     ['a stray % in the password', { DATABASE_URL: 'mysql://app:hunter2%zz@db/listing' }],
     ['an IPv6 literal host', { DATABASE_URL: 'mysql://app:hunter2@[::1]:3306/listing' }],
     // Query parameters the drivers would drop or read their own way (a TLS wish ignored).

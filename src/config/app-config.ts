@@ -140,10 +140,12 @@ export const configSchema = z.object({
     'must be a redis:// URL with a host, e.g. redis://cache:6379',
   )
     // ioredis would SELECT NaN for `/x` and fail after boot, an uncaught error.
-    .refine(
-      (value) => /^\/?\d*$/.test(URL.parse(value)?.pathname ?? ''),
-      'must be a redis:// URL whose path, if any, is a database number, e.g. redis://cache:6379/0',
-    )
+    // A database number SELECT takes (a 32-bit integer); Redis answers a larger one otherwise
+    // than "DB index is out of range", and ioredis would go on, on database 0.
+    .refine((value) => {
+      const path = URL.parse(value)?.pathname ?? '';
+      return /^\/?\d*$/.test(path) && Number(path.slice(1) || 0) <= 2_147_483_647;
+    }, 'must be a redis:// URL whose path, if any, is a database number, e.g. redis://cache:6379/0')
     .optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('listing:'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

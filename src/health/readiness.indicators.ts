@@ -33,6 +33,9 @@ function reason(error: unknown): string {
 export class ReadinessIndicators implements OnModuleDestroy {
   private readonly redis?: Redis;
   private lastRedisErrorReason = 'error';
+  private connecting?: Promise<string | undefined>;
+  /** Set while the last connection's SELECT was refused, until one passes. */
+  private refusal?: string;
 
   constructor(
     private readonly indicators: HealthIndicatorService,
@@ -54,12 +57,8 @@ export class ReadinessIndicators implements OnModuleDestroy {
       });
       // Reported through the probe, not as a crash: its code says why a connect failed, which the
       // rejected command itself ("Connection is closed.") does not.
-      this.redis.on('error', (error) => {
-        if (this.lastRedisErrorReason === 'database_refused') return;
-        this.lastRedisErrorReason = isRefusedDatabase(error) ? 'database_refused' : reason(error);
-        // It would go on, on database 0: not what requests use (SharedRedis gives Redis up).
-        if (isRefusedDatabase(error)) this.redis?.disconnect(false);
-      });
+      this.redis.on('error', (error) => (this.lastRedisErrorReason = reason(error)));
+      this.redis.on('ready', () => (this.lastRedisErrorReason = 'error'));
     }
   }
 
@@ -115,21 +114,42 @@ export class ReadinessIndicators implements OnModuleDestroy {
   /** Whether Redis answers, and why not: details, never a failure. */
   async redisPing() {
     const session = this.indicators.check('redis');
-    const redis = this.redis!;
+    // Probes at once share one connection attempt, and its reason.
+    this.connecting ??= this.connectIfClosed().finally(() => (this.connecting = undefined));
+    const notConnected = await this.connecting;
+    if (notConnected) return session.up({ reachable: false, reason: notConnected });
     try {
-      if (redis.status === 'wait' || redis.status === 'end') {
-        this.lastRedisErrorReason = 'error';
-        await answeredWithin(redis.connect(), PROBE_TIMEOUT_MS, 'Redis');
-      }
-      await answeredWithin(redis.ping(), PROBE_TIMEOUT_MS, 'Redis');
+      await answeredWithin(this.redis!.ping(), PROBE_TIMEOUT_MS, 'Redis');
       return session.up({ reachable: true });
     } catch (error) {
       const why = reason(error);
       return session.up({
         reachable: false,
-        reason: why === 'error' ? this.lastRedisErrorReason : why,
+        reason: this.refusal ?? (why === 'error' ? this.lastRedisErrorReason : why),
       });
     }
+  }
+
+  /** Connects the probe's client where it is closed: undefined once connected, else why not. */
+  private async connectIfClosed(): Promise<string | undefined> {
+    const redis = this.redis!;
+    if (redis.status !== 'wait' && redis.status !== 'end') return undefined;
+    let refused = false;
+    const onError = (error: Error) => (refused ||= isRefusedDatabase(error));
+    redis.on('error', onError);
+    try {
+      await answeredWithin(redis.connect(), PROBE_TIMEOUT_MS, 'Redis');
+    } catch (error) {
+      const why = reason(error);
+      this.refusal = refused ? 'database_refused' : undefined;
+      return this.refusal ?? (why === 'error' ? this.lastRedisErrorReason : why);
+    } finally {
+      redis.off('error', onError);
+    }
+    this.refusal = refused ? 'database_refused' : undefined;
+    // Connected on database 0 instead: not what requests use (SharedRedis does not use it).
+    if (refused) redis.disconnect(false);
+    return this.refusal;
   }
 
   onModuleDestroy(): void {

@@ -6,6 +6,8 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 const CONNECT_WAIT_MS = 2_000;
 /** How often a connected Redis is asked whether it still answers. */
 const WATCH_MS = 1_000;
+/** How soon a Redis that refused REDIS_URL's database is tried again (its databases may grow). */
+const REFUSED_RETRY_MS = 5_000;
 
 /**
  * Whether `error` is the server refusing REDIS_URL's database number (`/99` past its `databases`).
@@ -28,6 +30,9 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
   private errorLoggedAt = 0;
   private watch?: NodeJS.Timeout;
   private pinging = false;
+  private refusedRetry?: NodeJS.Timeout;
+  private closed = false;
+  private refusalLoggedAt = 0;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -88,7 +93,9 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
 
   /** Last of the shutdown: the count cache gives its locks up before (`beforeApplicationShutdown`). */
   async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
     clearInterval(this.watch);
+    clearTimeout(this.refusedRetry);
     const redis = this.connection;
     if (!redis) return;
     if (redis.status !== 'ready') {
@@ -102,13 +109,21 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** A configuration error, not an outage: no reconnect would change the answer. */
+  /** A configuration error, not an outage: not used until a later connection's SELECT passes. */
   private refuseDatabase(error: Error): void {
-    this.logger.error(
-      `REDIS_URL names a database the Redis server refuses (${error.message}): Redis is not used; rate limits use per-instance counters and totals are counted locally`,
-    );
-    clearInterval(this.watch);
-    this.connection?.disconnect(false);
+    const now = Date.now();
+    if (now - this.refusalLoggedAt >= 30_000) {
+      this.refusalLoggedAt = now;
+      this.logger.error(
+        `REDIS_URL names a database the Redis server refuses (${error.message}): Redis is not used; rate limits use per-instance counters and totals are counted locally`,
+      );
+    }
+    const redis = this.connection;
+    redis?.disconnect(false);
+    clearTimeout(this.refusedRetry);
+    this.refusedRetry = setTimeout(() => {
+      if (!this.closed && redis?.status === 'end') redis.connect().catch(() => undefined);
+    }, REFUSED_RETRY_MS).unref();
   }
 
   private noteError(error: Error): void {

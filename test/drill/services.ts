@@ -35,6 +35,9 @@ export class PrivateRedis {
   port = 0;
   private child?: ChildProcess;
 
+  /** `args`: more of redis-server's settings, e.g. `['--databases', '4']`. */
+  constructor(public args: string[] = []) {}
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
@@ -43,7 +46,10 @@ export class PrivateRedis {
     if (!this.port) this.port = await freePort();
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        ...this.args,
+      ],
       { stdio: 'ignore' },
     );
     this.child = child;

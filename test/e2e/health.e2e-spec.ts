@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
+import { PrivateRedis } from '../drill/services';
 import { eventually, startTestApp, TestApp } from '../kit';
 import { REFUSED_PORT } from '../kit/processes';
 
@@ -77,6 +78,72 @@ describe('REDIS_URL naming a database the server does not have (/99 of 16)', () 
       expect(await databaseZero.keys(`${prefix}*`)).toEqual([]);
     } finally {
       databaseZero.disconnect();
+      await kit.close();
+    }
+  });
+});
+
+describe('a Redis that refuses REDIS_URL database, then has it', () => {
+  it('is used once it has it, without a restart, and readiness agrees', async () => {
+    const redis = new PrivateRedis(['--databases', '4']);
+    await redis.start();
+    const prefix = `listing-test-${process.pid}-${randomBytes(4).toString('hex')}:`;
+    const kit = await startTestApp({
+      env: { REDIS_URL: `${redis.url}/6`, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_PER_MINUTE: '100' },
+    });
+    const keysIn = async (database: number) => {
+      const client = new Redis(`${redis.url}/${database}`);
+      try {
+        return await client.keys(`${prefix}*`);
+      } finally {
+        client.disconnect();
+      }
+    };
+    try {
+      const token = await kit.token();
+      const listed = () => kit.http().get('/v1/users').auth(token, { type: 'bearer' }).expect(200);
+      await listed();
+      expect((await kit.http().get('/health/ready')).body.info.redis.reason).toBe(
+        'database_refused',
+      );
+      expect(await keysIn(0)).toEqual([]);
+
+      await redis.kill();
+      redis.args = ['--databases', '8'];
+      await redis.start();
+      const used = await eventually(
+        async () => {
+          await listed();
+          return (await keysIn(6)).length;
+        },
+        (keys) => keys > 0,
+        15_000,
+        500,
+      );
+      expect(used).toBeGreaterThan(0);
+      expect((await kit.http().get('/health/ready')).body.info.redis).toEqual({
+        status: 'up',
+        reachable: true,
+      });
+      expect(await keysIn(0)).toEqual([]);
+    } finally {
+      await kit.close();
+      await redis.kill();
+    }
+  });
+
+  it('gives probes sent at once the one reason', async () => {
+    const kit = await startTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:6379/99' } });
+    try {
+      for (let round = 0; round < 5; round += 1) {
+        const replies = await Promise.all(
+          [1, 2, 3, 4].map(() => kit.http().get('/health/ready').expect(200)),
+        );
+        expect(replies.map((reply) => reply.body.info.redis.reason)).toEqual(
+          Array(4).fill('database_refused'),
+        );
+      }
+    } finally {
       await kit.close();
     }
   });
