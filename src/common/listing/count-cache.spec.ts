@@ -257,9 +257,14 @@ describe('CountCache', () => {
       await connection.onModuleInit();
       return counts;
     };
+    /** The totals published as current: each held as its base, beside its `:fresh` marker. */
     const publishedTotals = async () => {
-      const keys = (await redis.keys(`${prefix}*`)).filter((key) => !/:(lock|base)$/.test(key));
-      return Promise.all(keys.map(async (key) => JSON.parse((await redis.get(key)) ?? 'null')));
+      const current = (await redis.keys(`${prefix}*`)).filter((key) => key.endsWith(':fresh'));
+      return Promise.all(
+        current.map(async (key) =>
+          JSON.parse((await redis.get(key.replace(/:fresh$/, ':base'))) ?? 'null'),
+        ),
+      );
     };
 
     beforeAll(() => redis.connect());
