@@ -16,7 +16,6 @@ import {
   requestHeaderFieldsMiddleware,
 } from './common/http/request-limits';
 import { collectGetRoutes } from './common/http/route-catalog';
-import { configurePagination } from './common/listing/listing-query.dto';
 import type { AppConfig } from './config/app-config';
 import { rateLimitMiddleware } from './rate-limit/rate-limit.middleware';
 import { parseQuery } from './common/validation/strict-query';
@@ -51,7 +50,6 @@ const compressible: compression.CompressionFilter = (request, response) =>
  */
 export function configureApp(app: INestApplication, config: AppConfig): void {
   const express = app as NestExpressApplication;
-  configurePagination(config.pagination);
   express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
   // List replies get their ETag from PageEnvelopeInterceptor, the one place that knows what a page

@@ -1,6 +1,9 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
+/** The highest PAGE_LIMIT_MAX may be. */
+export const PAGE_LIMIT_CEILING = 10_000;
+
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
@@ -123,7 +126,7 @@ export const configSchema = z.object({
   DB_MIGRATIONS_RUN: booleanFromEnv.optional(),
   SEED_DEMO_DATA: booleanFromEnv.optional(),
   PAGE_LIMIT_DEFAULT: integer(1, 10_000).default(20),
-  PAGE_LIMIT_MAX: integer(1, 10_000).default(100),
+  PAGE_LIMIT_MAX: integer(1, PAGE_LIMIT_CEILING).default(100),
   COUNT_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   COUNT_CACHE_RECOUNT_TIMEOUT_MS: integer(100, 600_000).default(20_000),
   COUNT_CACHE_FULL_RECOUNT_MS: integer(0, 86_400_000).default(600_000),

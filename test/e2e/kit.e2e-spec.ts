@@ -46,6 +46,22 @@ describe('the test kit', () => {
     }
   });
 
+  it("keeps each app's env to itself: another's PAGE_LIMIT_MAX changes nothing here", async () => {
+    const api = await kit.client();
+    await api.get('/v1/users?limit=50').expect(200);
+    const other = await startTestApp({ env: { PAGE_LIMIT_MAX: '5', PAGE_LIMIT_DEFAULT: '5' } });
+    try {
+      const refused = await (await other.client()).get('/v1/users?limit=6').expect(400);
+      expect(JSON.stringify(refused.body)).toContain('between 1 and 5');
+      await api.get('/v1/users?limit=50').expect(200);
+    } finally {
+      await other.close();
+    }
+    await api.get('/v1/users?limit=50').expect(200);
+    const tooMany = await api.get('/v1/users?limit=101').expect(400);
+    expect(JSON.stringify(tooMany.body)).toContain('between 1 and 100');
+  });
+
   it('refuses an env name it does not know, and leaves no database behind a failed boot', async () => {
     const databases = async (): Promise<string[]> => {
       if (testTarget === 'sqlite') {

@@ -1,14 +1,7 @@
 import { ValidateBy } from 'class-validator';
+import { PAGE_LIMIT_CEILING } from '../../config/app-config';
 import { EnumParam, IdParam, IntegerParam, StringParam } from '../validation/query-params';
 import { ListingDefinition, sortKeys } from './listing-definition';
-
-/** Bounds that come from configuration; set once at boot by `configurePagination`. */
-export const paginationSettings = { defaultLimit: 20, maxLimit: 100 };
-
-export function configurePagination(settings: { defaultLimit: number; maxLimit: number }): void {
-  paginationSettings.defaultLimit = settings.defaultLimit;
-  paginationSettings.maxLimit = settings.maxLimit;
-}
 
 export const SORT_DESCRIPTION =
   'Sort order: a field name, `-` in front for descending. Ties break on `id` in the same direction. Default `id`.';
@@ -28,12 +21,8 @@ export class PaginationDto {
   })
   page?: number;
 
-  @IntegerParam({
-    min: 1,
-    max: () => paginationSettings.maxLimit,
-    default: 20,
-    description: 'Items per page.',
-  })
+  // The app's own PAGE_LIMIT_MAX is checked by QueryValidationPipe: apps in one process may differ.
+  @IntegerParam({ min: 1, max: PAGE_LIMIT_CEILING, default: 20, description: 'Items per page.' })
   limit?: number;
 }
 

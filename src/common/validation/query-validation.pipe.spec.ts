@@ -1,12 +1,14 @@
 import { ProblemException } from '../problem-details/problem.exception';
-import { configurePagination, ListingQueryDto } from '../listing/listing-query.dto';
+import { ListingQueryDto } from '../listing/listing-query.dto';
 import { QueryValidationPipe } from './query-validation.pipe';
 
 class ThingsQueryDto extends ListingQueryDto({ sortableColumns: ['created_at'] }) {}
 
-const pipe = new QueryValidationPipe();
-const validate = (query: Record<string, unknown>) =>
-  pipe.transform(query, { type: 'query', metatype: ThingsQueryDto }) as Promise<ThingsQueryDto>;
+const pipeWith = (maxLimit: number) =>
+  new QueryValidationPipe({ pagination: { defaultLimit: 20, maxLimit } });
+const pipe = pipeWith(100);
+const validate = (query: Record<string, unknown>, through = pipe) =>
+  through.transform(query, { type: 'query', metatype: ThingsQueryDto }) as Promise<ThingsQueryDto>;
 
 async function problemOf(run: () => Promise<unknown>): Promise<unknown> {
   try {
@@ -19,8 +21,6 @@ async function problemOf(run: () => Promise<unknown>): Promise<unknown> {
 }
 
 describe('QueryValidationPipe', () => {
-  afterEach(() => configurePagination({ defaultLimit: 20, maxLimit: 100 }));
-
   it('turns the query into its DTO, with the defaults', async () => {
     const query = await validate({ page: '2', sort: '-created_at' });
     expect(query).toBeInstanceOf(ThingsQueryDto);
@@ -59,11 +59,18 @@ describe('QueryValidationPipe', () => {
     });
   });
 
-  it('follows the configured page size bound', async () => {
+  it("follows its own app's page size bound, whatever another's", async () => {
+    const smaller = pipeWith(50);
+    expect(await problemOf(() => validate({ limit: '80', page: '0' }, smaller))).toEqual({
+      errors: [
+        { parameter: 'page', message: 'must be an integer between 1 and 2147483647' },
+        { parameter: 'limit', message: 'must be an integer between 1 and 50' },
+      ],
+    });
     expect((await validate({ limit: '80' })).limit).toBe(80);
-    configurePagination({ defaultLimit: 20, maxLimit: 50 });
-    expect(JSON.stringify(await problemOf(() => validate({ limit: '80' })))).toContain(
-      'between 1 and 50',
+    expect((await validate({ limit: '50' }, smaller)).limit).toBe(50);
+    expect(JSON.stringify(await problemOf(() => validate({ limit: '10001' })))).toContain(
+      'between 1 and 100"',
     );
   });
 

@@ -1,4 +1,13 @@
-import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
+import {
+  ArgumentMetadata,
+  Inject,
+  Injectable,
+  ValidationError,
+  ValidationPipe,
+} from '@nestjs/common';
+import type { ValidatorOptions } from 'class-validator';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { PaginationDto } from '../listing/listing-query.dto';
 import { ParameterError, ProblemException } from '../problem-details/problem.exception';
 import { MalformedEncoding } from './strict-query';
 
@@ -17,7 +26,9 @@ class InvalidParameters extends Error {
  */
 @Injectable()
 export class QueryValidationPipe extends ValidationPipe {
-  constructor() {
+  private readonly maxLimit: number;
+
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'pagination'>) {
     super({
       transform: true,
       whitelist: true,
@@ -26,6 +37,23 @@ export class QueryValidationPipe extends ValidationPipe {
       stopAtFirstError: true,
       exceptionFactory: (errors) => new InvalidParameters(errors.map(toParameterError)),
     });
+    this.maxLimit = config.pagination.maxLimit;
+  }
+
+  /** The DTO's checks, and this app's PAGE_LIMIT_MAX (apps in one process may differ). */
+  protected override async validate(
+    object: object,
+    options?: ValidatorOptions,
+  ): Promise<ValidationError[]> {
+    const errors = await super.validate(object, options);
+    if (!(object instanceof PaginationDto)) return errors;
+    const bound = { integerParam: `must be an integer between 1 and ${this.maxLimit}` };
+    const refused = errors.find((error) => error.property === 'limit');
+    if (refused?.constraints?.integerParam) refused.constraints = bound;
+    else if (!refused && object.limit !== undefined && object.limit > this.maxLimit) {
+      errors.push({ property: 'limit', value: object.limit, constraints: bound });
+    }
+    return errors;
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
