@@ -108,6 +108,29 @@ describe('the test kit', () => {
     );
   });
 
+  it("writes every column each row of data.rows names, not only the first row's", async () => {
+    const session = `rows-${Date.now()}`;
+    await kit.data.rows('login_activities', 3, (i) => ({
+      user_email: `rows-${i}@kit.test`,
+      authentication_method: 'password',
+      ip_address: '192.0.2.1',
+      otp_required: false,
+      success: i !== 1,
+      created_at: new Date(Date.UTC(2026, 0, 1 + i)),
+      session_id: session,
+      ...(i === 1 ? { failure_reason: 'invalid_password', user_agent: 'curl/8' } : {}),
+    }));
+    const stored: Record<string, unknown>[] = await kit.dataSource.query(
+      'SELECT user_email, failure_reason, user_agent FROM login_activities WHERE session_id = ? ORDER BY id',
+      [session],
+    );
+    expect(stored).toEqual([
+      { user_email: 'rows-0@kit.test', failure_reason: null, user_agent: null },
+      { user_email: 'rows-1@kit.test', failure_reason: 'invalid_password', user_agent: 'curl/8' },
+      { user_email: 'rows-2@kit.test', failure_reason: null, user_agent: null },
+    ]);
+  });
+
   it("gives a login activity made with user_id that user's e-mail and organization", async () => {
     const user = await kit.data.user();
     const activity = await kit.data.loginActivity({ user_id: user.id });
