@@ -542,7 +542,7 @@ export abstract class ListingRepository<TItem extends { id: number }> {
         runner,
         this.bucketStatement(criteria, bucket),
       );
-      const ranged = this.rangedTimestamps(bucket);
+      const ranged = this.rangedTimestamps(bucket, this.bucketIndex(criteria, bucket));
       const buckets = rows.map((row): Bucket => [
         Number(row.bucket),
         Number(row.n),
@@ -634,8 +634,8 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     const { column, size } = sortBucket;
     const { where, params } = this.where(criteria);
     const bucket = this.bucketOf(column, size);
-    const index = (column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
-    const ranges = this.rangedTimestamps(sortBucket).map((timestamp, i) => {
+    const index = this.bucketIndex(criteria, sortBucket);
+    const ranges = this.rangedTimestamps(sortBucket, index).map((timestamp, i) => {
       const second = this.bucketOf(timestamp, 1);
       return `, MIN(${second}) AS first_${i}, MAX(${second}) AS last_${i}`;
     });
@@ -645,10 +645,21 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  /** The timestamps a histogram by `bucket` keeps the range of: the immutable ones, by `changedAt`. */
-  private rangedTimestamps({ column }: SortBucket): readonly string[] {
-    const { changedAt, immutableTimestamps = [] } = this.definition;
-    return column === changedAt ? immutableTimestamps : [];
+  private bucketIndex(criteria: ListingCriteria, { column }: SortBucket): string | undefined {
+    return (column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
+  }
+
+  /**
+   * The timestamps a histogram by `bucket` keeps the range of: the immutable ones, by `changedAt`,
+   * where its index carries them all (else a walk bound goes without: reading each row for them
+   * would make the histogram a scan of the table).
+   */
+  private rangedTimestamps({ column }: SortBucket, index: string | undefined): readonly string[] {
+    const { changedAt, immutableTimestamps = [], indexes } = this.definition;
+    if (column !== changedAt) return [];
+    const path = index && indexes.find((candidate) => candidate.index === index);
+    const carried = !path || immutableTimestamps.every((c) => path.covers?.includes(c));
+    return carried ? immutableTimestamps : [];
   }
 
   /** `output` (the ids, or a straight read's columns) of one stretch of the table, in walk order. */

@@ -10,4 +10,7 @@ export class AnnouncementView {
 
   @ApiTimestampProperty()
   created_at: string;
+
+  @ApiTimestampProperty()
+  updated_at: string;
 }

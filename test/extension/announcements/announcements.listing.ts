@@ -10,5 +10,9 @@ export const announcementsListing = defineListing(ListAnnouncementsQueryDto, {
   table: 'announcements',
   organizationColumn: null,
   immutableTimestamps: ['created_at'],
-  indexes: [{ index: 'ix_announcements_created_at', equals: [], sort: 'created_at' }],
+  changedAt: 'updated_at',
+  indexes: [
+    { index: 'ix_announcements_created_at', equals: [], sort: 'created_at' },
+    { index: 'ix_announcements_updated_at', equals: [], sort: 'updated_at' },
+  ],
 });

@@ -18,11 +18,17 @@ export async function createAnnouncementsTable(dataSource: DataSource): Promise<
           },
           { name: 'title', type: 'varchar', length: '200' },
           { name: 'created_at', type: 'datetime', precision: mysql ? 3 : undefined },
+          { name: 'updated_at', type: 'datetime', precision: mysql ? 3 : undefined },
         ],
         indices: [
           new TableIndex({
             name: 'ix_announcements_created_at',
             columnNames: ['created_at', 'id'],
+          }),
+          // The changing timestamp's index, as the guide has one made: it carries no other column.
+          new TableIndex({
+            name: 'ix_announcements_updated_at',
+            columnNames: ['updated_at', 'id'],
           }),
         ],
       }),
