@@ -96,6 +96,20 @@ describe('openapi.json describes what CONTRACT.md promises', () => {
     });
   });
 
+  it("names in an operation's descriptions only parameters that operation takes", () => {
+    for (const { path, operation } of operations) {
+      const taken = new Set((operation.parameters as { name: string }[]).map(({ name }) => name));
+      const described = JSON.stringify(operation.responses);
+      const named = [...described.matchAll(/`([a-z_]+)(?:=[^`]*)?`/g)]
+        .map(([, name]) => name)
+        .filter((name) => /_(from|to)$/.test(name) || name === 'sort');
+      expect({ path, missing: named.filter((name) => !taken.has(name)) }).toEqual({
+        path,
+        missing: [],
+      });
+    }
+  });
+
   it('gives every parameter once, with its type, bounds, default and enum', () => {
     for (const { operation } of operations) {
       const parameters = operation.parameters as {

@@ -61,7 +61,7 @@ export function ApiListing(
         Link: {
           schema: { type: 'string' },
           description:
-            'JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (`sort=updated_at` on users), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows written, or in id order first seen, within TAIL_HOLDBACK_MS are held back), until a window on that column (`created_to`, or `updated_to` on users) has closed.',
+            'JSON pages: RFC 8288 links keeping the other parameters. `first`, `prev` and `last` are page numbers; `next` carries an opaque `cursor` (a keyset step: constant cost at any depth; follow it as given). On an ascending walk in id order, or in the order rows change (by the timestamp every change of a row sets, where the listing has one: `sort=updated_at` on users), the last page, even an empty one, has `next`: following it later returns the rows appended or changed since (tail polling; rows written, or in id order first seen, within TAIL_HOLDBACK_MS are held back), until a window closing on that order (its `…_to` parameter) has closed.',
         },
         ETag: {
           schema: { type: 'string' },
