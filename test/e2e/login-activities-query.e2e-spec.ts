@@ -105,6 +105,16 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
       await data.loginActivity({ user: bob, ip_address: 'FE80::2%Eth1', created_at: at(4500) }),
       // A session id differing from another only in case: an opaque token, another session.
       await data.loginActivity({ user: bob, session_id: 'SESS_B6', created_at: at(5000) }),
+      // Values a writer stored in other capitals: found by the documented spelling, on both
+      // databases (MySQL/MariaDB compare in the column's collation, SQLite in NOCASE).
+      await data.loginActivity({
+        user: bob,
+        authentication_method: 'OAuth',
+        oauth_provider: 'GitHub',
+        success: false,
+        failure_reason: 'OTP_Expired',
+        created_at: at(5500),
+      }),
     ];
   });
 
@@ -125,9 +135,9 @@ describe('GET /v1/login_activities: filters, sorting, keyset', () => {
     user_id: (r, v) => r.user_id === Number(v),
     user_email: (r, v) => r.user_email.toLowerCase() === v.toLowerCase(),
     success: (r, v) => r.success === (v === 'true'),
-    authentication_method: (r, v) => r.authentication_method === v,
-    oauth_provider: (r, v) => r.oauth_provider === v,
-    failure_reason: (r, v) => r.failure_reason === v,
+    authentication_method: (r, v) => r.authentication_method.toLowerCase() === v,
+    oauth_provider: (r, v) => r.oauth_provider?.toLowerCase() === v,
+    failure_reason: (r, v) => r.failure_reason?.toLowerCase() === v,
     // Hex digits and a zone in any case, on either side.
     ip_address: (r, v) => r.ip_address.toLowerCase() === v.toLowerCase(),
     session_id: (r, v) => r.session_id === v,

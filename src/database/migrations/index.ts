@@ -9,6 +9,7 @@ import { UsersNameCollation1764547200000 } from './1764547200000-users-name-coll
 import { UsersRoleUpdatedAtIndex1764720000000 } from './1764720000000-users-role-updated-at-index';
 import { LoginActivitiesIpAddressNocase1764892800000 } from './1764892800000-login-activities-ip-address-nocase';
 import { TextColumnsUtf8mb41765065600000 } from './1765065600000-text-columns-utf8mb4';
+import { LoginActivitiesValuesNocase1765238400000 } from './1765238400000-login-activities-values-nocase';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   UsersRoleUpdatedAtIndex1764720000000,
   LoginActivitiesIpAddressNocase1764892800000,
   TextColumnsUtf8mb41765065600000,
+  LoginActivitiesValuesNocase1765238400000,
 ];
