@@ -308,35 +308,6 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
 
   afterAll(() => kit.close());
 
-  it('serves rows younger than the holdback, and any after them in id order, only once they are older', async () => {
-    const user = await kit.data.user();
-    const old = await kit.data.loginActivity({ user });
-    // A row created just now, then an older one with a higher id (as a late commit would look).
-    const fresh = await kit.data.loginActivity({ user, created_at: new Date() });
-    const after = await kit.data.loginActivity({ user });
-    const response = await kit
-      .http()
-      .get('/v1/login_activities?limit=10')
-      .set('Authorization', `Bearer ${token}`)
-      .expect(200);
-    expect(response.body.data.map((item: Item) => item.id)).toEqual([old.id]);
-    const next = parseLinks(response.headers.link).next;
-    expect(next).toContain('cursor=');
-    // Once it is older than the holdback (moved back here), the poller gets it and the row after it.
-    await kit.dataSource.query(
-      `UPDATE login_activities SET created_at = '2026-06-01 00:00:01.000' WHERE id = ${fresh.id}`,
-    );
-    const later = await kit.http().get(next).set('Authorization', `Bearer ${token}`).expect(200);
-    expect(later.body.data.map((item: Item) => item.id)).toEqual([fresh.id, after.id]);
-    // Walks in other orders are not held back.
-    const newestFirst = await kit
-      .http()
-      .get('/v1/login_activities?sort=-id')
-      .set('Authorization', `Bearer ${token}`)
-      .expect(200);
-    expect(newestFirst.body.data).toHaveLength(3);
-  });
-
   it('holds back a change feed (sort=updated_at) too: its last page goes on, and a change committed late is not skipped', async () => {
     const { id: organization_id } = await kit.data.organization();
     const old = await kit.data.user({ organization_id, updated_at: new Date('2026-03-01') });
@@ -391,6 +362,56 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
     const later = await api.get(next).expect(200);
     expect(pageIds(later.body)).toEqual([changed.id]);
   });
+});
+
+/** An id walk serves only ids seen TAIL_HOLDBACK_MS ago, and of those, rows older than that. */
+describe('tail polling in id order, once the ids have settled', () => {
+  const HOLDBACK_MS = 1500;
+  let kit: TestApp;
+  let token: string;
+  /** Until every id written so far has been seen a hold-back ago (read every HOLDBACK_MS / 4). */
+  const settled = () => new Promise((resolve) => setTimeout(resolve, HOLDBACK_MS * 1.5 + 200));
+
+  beforeAll(async () => {
+    kit = await startTestApp({ env: { TAIL_HOLDBACK_MS: String(HOLDBACK_MS) } });
+    token = await kit.token();
+  });
+
+  afterAll(() => kit.close());
+
+  it('serves rows younger than the holdback, and any after them in id order, only once they are older', async () => {
+    const user = await kit.data.user();
+    const old = await kit.data.loginActivity({ user });
+    // A row younger than the holdback still once its id has settled (dated a little ahead), then
+    // an older one with a higher id (as a late commit would look).
+    const fresh = await kit.data.loginActivity({
+      user,
+      created_at: new Date(Date.now() + HOLDBACK_MS * 3),
+    });
+    const after = await kit.data.loginActivity({ user });
+    await settled();
+    const response = await kit
+      .http()
+      .get('/v1/login_activities?limit=10')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(response.body.data.map((item: Item) => item.id)).toEqual([old.id]);
+    const next = parseLinks(response.headers.link).next;
+    expect(next).toContain('cursor=');
+    // Once it is older than the holdback (moved back here), the poller gets it and the row after it.
+    await kit.dataSource.query(
+      `UPDATE login_activities SET created_at = '2026-06-01 00:00:01.000' WHERE id = ${fresh.id}`,
+    );
+    const later = await kit.http().get(next).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(later.body.data.map((item: Item) => item.id)).toEqual([fresh.id, after.id]);
+    // Walks in other orders are not held back.
+    const newestFirst = await kit
+      .http()
+      .get('/v1/login_activities?sort=-id')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(newestFirst.body.data).toHaveLength(3);
+  });
 
   it('holds back a row dated a little ahead (a clock off), not one dated far ahead, in pages and exports', async () => {
     const { id: organization_id } = await kit.data.organization();
@@ -400,6 +421,7 @@ describe('tail polling holds back the newest rows (TAIL_HOLDBACK_MS)', () => {
     // Two minutes ahead (past the holdback itself, within what a clock or a replica's lag is off).
     await kit.data.user({ organization_id: other, created_at: new Date(Date.now() + 120_000) });
     const api = kit.as(token);
+    await settled();
     const held = await api.get(`/v1/users?organization_id=${other}`).expect(200);
     expect(held.body.data).toEqual([]);
     expect(held.headers['x-total-count']).toBe('1');

@@ -75,6 +75,7 @@ export class ListingWalks {
   readonly recountOptions: PageOptions;
   readonly defaultLimit: number;
   private readonly tailHoldbackMs: number;
+  private readonly idsCommitInOrder: boolean;
   private readonly changeMarginMs: number;
   /** Sums of each histogram's buckets, taken once: they are replaced when counted again, never changed. */
   private readonly sumsByBuckets = new WeakMap<readonly Bucket[], BucketSums>();
@@ -91,6 +92,8 @@ export class ListingWalks {
   ) {
     this.defaultLimit = config.pagination.defaultLimit;
     this.tailHoldbackMs = config.tailHoldbackMs;
+    // SQLite has one writer at a time: its ids become visible in their order, none commits late.
+    this.idsCommitInOrder = config.database.kind === 'sqlite';
     // A row changed while a histogram was counted, or committed late, or by a clock a little behind.
     this.changeMarginMs = config.countCacheRecountTimeoutMs + config.tailHoldbackMs;
     this.options = {
@@ -225,7 +228,11 @@ export class ListingWalks {
     completeAsOf: number,
   ): TItem[] {
     if (!tail || this.tailHoldbackMs <= 0 || items.length === 0) return items;
-    const settled = criteria.sortColumn === 'id' ? repository.settledId(completeAsOf) : undefined;
+    const byId = criteria.sortColumn === 'id';
+    const settled = byId ? repository.settledId(completeAsOf) : undefined;
+    // No id seen that long before the read (just after a start): on MySQL/MariaDB none is known
+    // to have no lower id still being written (readiness says `tail` is settling meanwhile).
+    if (byId && settled === undefined && !this.idsCommitInOrder) return [];
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
     // In id order a row dated far ahead would hold back every later id for ever; in its own order
     // (a change feed) only rows dated later still, and served it would carry the cursor past now.
