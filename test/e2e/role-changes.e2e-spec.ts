@@ -23,7 +23,14 @@ describe('a role’s positioned pages after users changed role', () => {
           batchSize: 2000,
           now: new Date('2026-11-21T00:00:00.000Z'),
         }),
-      { env: { TAIL_HOLDBACK_MS: '0', RATE_LIMIT_PER_MINUTE: '0' } },
+      {
+        env: {
+          TAIL_HOLDBACK_MS: '0',
+          RATE_LIMIT_PER_MINUTE: '0',
+          // What a count allows for changes made while it ran: the change below is older.
+          COUNT_CACHE_RECOUNT_TIMEOUT_MS: '1000',
+        },
+      },
     );
     token = await kit.token();
     [{ role }] = await kit.dataSource.query<{ role: number }[]>(
@@ -35,6 +42,7 @@ describe('a role’s positioned pages after users changed role', () => {
         WHERE id IN (SELECT id FROM (SELECT id FROM users WHERE role_id <> ${role}
                                       ORDER BY created_at, id LIMIT 40) moved)`,
     );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
   }, 180_000);
   afterAll(() => kit?.close());
 
@@ -47,8 +55,10 @@ describe('a role’s positioned pages after users changed role', () => {
 
   it.each([
     ['in the first half', 1200],
-    ['in the far half', 1600],
-  ])('reads a page %s with the database’s rows', async (_label, offset) => {
+    ['in the far half', 2600],
+    // The total is now newer than the change; the rollup is not (hr42).
+    ['in the first half again, after that count', 1240],
+  ])('reads a page %s with the database’s rows', async (label, offset) => {
     const limit = 40;
     const [{ n }] = await kit.dataSource.query<{ n: number }[]>(
       `SELECT COUNT(*) AS n FROM users WHERE role_id = ${role}`,
@@ -64,5 +74,6 @@ describe('a role’s positioned pages after users changed role', () => {
       await expected(offset, limit),
     );
     if (offset * 2 > Number(n)) expect(reply.headers['x-total-count']).toBe(String(n));
+    if (label.startsWith('in the far half')) expect(offset * 2).toBeGreaterThan(Number(n));
   });
 });

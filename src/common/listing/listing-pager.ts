@@ -195,12 +195,20 @@ export class ListingPager {
       stretch && (await repository.findInStretch(stretch, offset, limit, this.walks.options));
     if (inStretch) return inStretch;
     const deep = depth >= this.deepPageRows;
-    const spans = await this.totals.spans(walk, deep ? depth : undefined);
-    if (!spans) {
+    const bucketed = await this.totals.spans(walk, deep ? depth : undefined);
+    if (!bucketed) {
       return deep
         ? this.markedPage(walk, offset, total)
         : this.pageFromOwnMarks(walk, offset, total);
     }
+    // The spans may be older than the total (a rollup read before a role changed, the total since).
+    const spansSince = deep
+      ? undefined
+      : this.changedSince(walk, { ...counted, countedAt: bucketed.countedAt });
+    if (spansSince && (since === undefined || spansSince < since)) {
+      if (await repository.hasChangedSince(spansSince, this.walks.options)) return undefined;
+    }
+    const { spans } = bucketed;
     const column = criteria.sortColumn;
     let before = 0;
     for (const [rows, start, end] of criteria.direction === 'ASC' ? spans : [...spans].reverse()) {

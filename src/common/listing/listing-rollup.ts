@@ -419,7 +419,9 @@ export class ListingRollups {
     repository: AnyRepository,
     criteria: ListingCriteria,
     column: string,
-  ): { spans: [number, number, number][]; edges: RolledEdge[]; maxId: number } | undefined {
+  ):
+    | { spans: [number, number, number][]; edges: RolledEdge[]; maxId: number; builtAt: number }
+    | undefined {
     const rollup = this.rollups.get(repository.definition.resource);
     const match = rollup && this.matcher(repository, criteria.conditions);
     const hours = match && rollup.hours(match);
@@ -445,7 +447,7 @@ export class ListingRollups {
         spans.push([rows, low, high + 1]);
       }
     }
-    return { spans, edges, maxId: rollup.maxId };
+    return { spans, edges, maxId: rollup.maxId, builtAt: rollup.builtAt };
   }
 
   /** The rollup, advanced when older than the TTL; undefined when there is none. */

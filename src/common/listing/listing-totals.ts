@@ -33,6 +33,11 @@ import {
 
 /** `[rows, start, end)`: a bucket of the sort column, in its units (ids, or seconds). */
 export type Span = [number, number, number];
+/** Spans, and when the rows they sum were counted in full (a row updated since may have moved). */
+export interface CountedSpans {
+  spans: Span[];
+  countedAt?: number;
+}
 
 /**
  * A walk's total and its rows per bucket of the sort column, cached per criteria and advanced by
@@ -94,7 +99,7 @@ export class ListingTotals {
   async spans<TItem extends { id: number }>(
     walk: Walk<TItem>,
     walkRows?: number,
-  ): Promise<Span[] | undefined> {
+  ): Promise<CountedSpans | undefined> {
     const { repository, criteria } = walk;
     const { sortColumn: column } = criteria;
     if (!repository.timeOrders.has(column)) return undefined;
@@ -120,7 +125,10 @@ export class ListingTotals {
       await repository.count(appended, this.walks.options, bucket),
     );
     if (buckets.some(([index]) => index < 0)) return undefined;
-    return buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]);
+    return {
+      spans: buckets.map(([index, rows]) => [rows, index * bucket.size, (index + 1) * bucket.size]),
+      countedAt: histogram.countedAt,
+    };
   }
 
   /**
@@ -317,7 +325,7 @@ export class ListingTotals {
   private async rolledSpans<TItem extends { id: number }>(
     walk: Walk<TItem>,
     column: string,
-  ): Promise<Span[] | undefined> {
+  ): Promise<CountedSpans | undefined> {
     const rolled = this.rollups.spans(walk.repository, walk.criteria, column);
     if (!rolled) return undefined;
     const bucket = sortBucket(column);
@@ -340,7 +348,7 @@ export class ListingTotals {
       else if (spans.some(([, from, to]) => from < end && start < to)) return undefined;
       else spans.push([rows, start, end]);
     }
-    return spans.sort(([, a], [, b]) => a - b);
+    return { spans: spans.sort(([, a], [, b]) => a - b), countedAt: rolled.builtAt };
   }
 
   /**
