@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource, Migration } from 'typeorm';
 import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
-import { applyMigrations } from '../database/apply-migrations';
+import { applyMigrations, pendingMigrations } from '../database/apply-migrations';
 import { buildDataSourceOptions, namingSqlitePath } from '../database/data-source-options';
 import type { TurnOptions } from '../database/named-lock';
 
@@ -41,7 +41,7 @@ export async function openMigratedDataSource(): Promise<{
   config: AppConfig;
 }> {
   const opened = await openDataSource();
-  if (await opened.dataSource.showMigrations()) {
+  if ((await pendingMigrations(opened.dataSource)).length) {
     await opened.dataSource.destroy();
     throw new Error(
       "the database lacks this build's migrations: run `npm run migration:run` first",

@@ -20,6 +20,27 @@ export function applyMigrations(dataSource: DataSource, turn?: TurnOptions): Pro
   return withWriteLock(dataSource, (runner) => pending(dataSource, runner, 'none'));
 }
 
+/**
+ * This build's migrations the database has not run, read without writing (no table: none), unlike
+ * TypeORM's `showMigrations`, which creates its table: a read-only user gets the answer too.
+ */
+export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+  const { migrationsTableName = 'migrations' } = dataSource.options;
+  let applied: string[];
+  try {
+    const rows: { name: string }[] = await dataSource.query(
+      `SELECT name FROM ${dataSource.driver.escape(migrationsTableName)}`,
+    );
+    applied = rows.map((row) => row.name);
+  } catch (error) {
+    if (!/no such table|doesn't exist/i.test((error as Error).message)) throw error;
+    applied = [];
+  }
+  return dataSource.migrations
+    .map((migration) => migration.name ?? migration.constructor.name)
+    .filter((name) => !applied.includes(name));
+}
+
 function pending(
   dataSource: DataSource,
   runner: QueryRunner | undefined,

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { applyMigrations } from './apply-migrations';
+import { applyMigrations, pendingMigrations } from './apply-migrations';
 import { namingSqlitePath } from './data-source-options';
 import { serverTurn, type TurnOptions } from './named-lock';
 import { DemoDataBootstrap } from './demo-data.bootstrap';
@@ -141,7 +141,7 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
       this.turn ??= serverTurn(this.logger, this.config.database.statementTimeoutMs);
       await this.named(() => applyMigrations(this.dataSource, this.turn));
     }
-    const pending = await this.pendingMigrations();
+    const pending = await pendingMigrations(this.dataSource);
     if (pending.length) {
       // Up only once the schema is this build's: every request would fail on it (a 500) before.
       throw Object.assign(
@@ -175,24 +175,6 @@ export class DatabaseAvailability implements OnApplicationBootstrap, BeforeAppli
 
   private named<T>(work: () => Promise<T>): Promise<T> {
     return namingSqlitePath(this.config.database, work);
-  }
-
-  /** This build's migrations the database has not run, read without writing (no table: none). */
-  private async pendingMigrations(): Promise<string[]> {
-    const { migrationsTableName = 'migrations' } = this.dataSource.options;
-    let applied: string[];
-    try {
-      const rows: { name: string }[] = await this.dataSource.query(
-        `SELECT name FROM ${this.dataSource.driver.escape(migrationsTableName)}`,
-      );
-      applied = rows.map((row) => row.name);
-    } catch (error) {
-      if (!/no such table|doesn't exist/i.test((error as Error).message)) throw error;
-      applied = [];
-    }
-    return this.dataSource.migrations
-      .map((migration) => migration.name ?? migration.constructor.name)
-      .filter((name) => !applied.includes(name));
   }
 
   private scheduleRetry(): void {

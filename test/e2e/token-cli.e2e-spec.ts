@@ -3,13 +3,32 @@ import { join } from 'node:path';
 import { TOKEN_PATTERN } from '../../src/auth/token-format';
 import { registeredScopeNames } from '../../src/common/auth/scope-registry';
 import { loadListingScopes } from '../../src/cli/cli-support';
-import { createTestDatabase, OrganizationRow, startTestApp, TestApp } from '../kit';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../../src/config/app-config';
+import { buildDataSourceOptions } from '../../src/database/data-source-options';
+import { createTestDatabase, OrganizationRow, startTestApp, TestApp, TestDatabase } from '../kit';
 import { runTs } from '../kit/processes';
 
 interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** The tables a database holds. */
+async function tablesOf(database: TestDatabase): Promise<string[]> {
+  const config = loadConfig({ NODE_ENV: 'test', DB_MIGRATIONS_RUN: 'false', ...database.env });
+  const source = await new DataSource(buildDataSourceOptions(config)).initialize();
+  try {
+    const rows: { name: string }[] = await source.query(
+      config.database.kind === 'mysql'
+        ? 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()'
+        : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    );
+    return rows.map(({ name }) => name);
+  } finally {
+    await source.destroy();
+  }
 }
 
 /**
@@ -163,6 +182,8 @@ describe('token CLI (npm run token)', () => {
       expect(result.stderr.trim()).toBe(
         "error: the database lacks this build's migrations: run `npm run migration:run` first",
       );
+      // Read without writing: not even the migrations' own table (a read-only user could not).
+      expect(await tablesOf(bare)).toEqual([]);
     } finally {
       await bare.drop();
     }
