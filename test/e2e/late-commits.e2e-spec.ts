@@ -7,6 +7,7 @@ import {
   startTestApp,
   TestApp,
   testTarget,
+  UserRow,
 } from '../kit';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -214,6 +215,19 @@ describe('a tail walk and a back-dated row committed before an earlier id', () =
   const HOLDBACK_MS = 3000;
   const onMysql = (name: string, test: () => Promise<void>) =>
     testTarget === 'mysql' && it(name, test, 30_000);
+  /** A login attempt of `user` written with the id a writer took for it. */
+  const activityWithId = (kit: TestApp, user: UserRow, id: number, created_at: Date) =>
+    kit.data.row('login_activities', {
+      id,
+      user_email: user.email,
+      authentication_method: 'password',
+      ip_address: '192.0.2.9',
+      otp_required: false,
+      success: true,
+      created_at,
+      user_id: user.id,
+      organization_id: user.organization_id,
+    });
 
   it('holds the back-dated row until the earlier id has had the hold-back, then serves both in order', async () => {
     const kit = await startTestApp({
@@ -227,19 +241,7 @@ describe('a tail walk and a back-dated row committed before an earlier id', () =
         kit.data.loginActivity({ user, created_at: hourAgo() }),
       );
       const last = rows[2].id;
-      const activity = (id: number, created_at: Date) =>
-        kit.data.row('login_activities', {
-          id,
-          user_email: user.email,
-          authentication_method: 'password',
-          ip_address: '192.0.2.9',
-          otp_required: false,
-          success: false,
-          failure_reason: 'invalid_credentials',
-          created_at,
-          user_id: user.id,
-          organization_id: user.organization_id,
-        });
+      const activity = (id: number, created_at: Date) => activityWithId(kit, user, id, created_at);
       // The highest id has been seen a hold-back ago (read every HOLDBACK_MS / 4).
       await sleep(HOLDBACK_MS * 1.5);
       const start = await api.get(`/v1/login_activities?after_id=${last}&limit=10`).expect(200);
@@ -279,18 +281,7 @@ describe('a tail walk and a back-dated row committed before an earlier id', () =
           'SELECT COALESCE(MAX(id), 0) AS highest FROM login_activities',
         );
         const last = Number(highest);
-        const activity = (id: number) =>
-          kit.data.row('login_activities', {
-            id,
-            user_email: user.email,
-            authentication_method: 'password',
-            ip_address: '192.0.2.9',
-            otp_required: false,
-            success: true,
-            created_at: hourAgo,
-            user_id: user.id,
-            organization_id: user.organization_id,
-          });
+        const activity = (id: number) => activityWithId(kit, user, id, hourAgo);
         // Just after the start, id last + 2 commits while last + 1 is still being written; an
         // export (no total to count first) polls at once.
         await activity(last + 2);
