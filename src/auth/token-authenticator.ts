@@ -155,6 +155,8 @@ export class TokenAuthenticator {
         .touchLastUsed(tokenId, new Date(now))
         .catch((error: unknown) => {
           if (error instanceof AppClosingError) return; // the app is shutting down
+          // Not written (a lock held past its limit): the token's next use tries again.
+          if (this.lastUsedWrites.get(tokenId) === now) this.lastUsedWrites.set(tokenId, last);
           this.logger.warn(`could not record last_used_at for token ${tokenId}: ${String(error)}`);
         })
         .finally(() => (this.writingLastUse = false));

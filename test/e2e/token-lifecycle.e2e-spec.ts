@@ -84,4 +84,28 @@ describe('token lifecycle', () => {
     await sleep(300);
     expect(await lastUsedAt(id)).toBe(first);
   });
+
+  it('records last_used_at at the next use when a write of it failed (a lock held too long)', async () => {
+    const { id, token } = await kit.tokenWithId();
+    const mysql = kit.dataSource.options.type === 'mysql';
+    await kit.dataSource.query(
+      mysql
+        ? "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused'"
+        : "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    try {
+      await get(token).expect(200);
+      await sleep(300); // its write has failed
+    } finally {
+      await kit.dataSource.query('DROP TRIGGER refuse_last_use');
+    }
+    expect(await lastUsedAt(id)).toBeNull();
+    await get(token).expect(200);
+    let recorded: string | null = null;
+    for (let i = 0; i < 100 && recorded === null; i++) {
+      await sleep(20);
+      recorded = await lastUsedAt(id);
+    }
+    expect(recorded).not.toBeNull();
+  });
 });
