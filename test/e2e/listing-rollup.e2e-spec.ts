@@ -23,6 +23,13 @@ describe('totals of any combination of the few-valued filters, from the rollup',
           batchSize: 500,
           now: new Date('2026-11-21T00:00:00.000Z'),
         });
+        // Values a writer stored in other capitals: one combination for the filter, both databases.
+        await seeded.dataSource.query(
+          "UPDATE login_activities SET authentication_method = 'OAuth', oauth_provider = 'GitHub' WHERE id % 3 = 0 AND oauth_provider = 'github'",
+        );
+        await seeded.dataSource.query(
+          "UPDATE login_activities SET failure_reason = 'Account_Locked' WHERE id % 2 = 0 AND failure_reason = 'account_locked'",
+        );
       },
       {
         env: {

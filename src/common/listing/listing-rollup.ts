@@ -562,7 +562,7 @@ export class ListingRollups {
       if (index < 0) return undefined;
       wanted.set(index, Object.values(params)[0]);
     }
-    const same = repository.isMysql() ? sameCaseInsensitive : sameExactly;
+    const same = repository.isMysql() ? sameCaseInsensitive : sameNocase;
     return {
       key: JSON.stringify([...wanted].sort(([a], [b]) => a - b)),
       window,
@@ -596,6 +596,14 @@ const normalize = (value: unknown): unknown =>
 function sameExactly(stored: unknown, wanted: unknown): boolean {
   const [a, b] = [normalize(stored), normalize(wanted)];
   return typeof a === 'number' || typeof b === 'number' ? Number(a) === Number(b) : a === b;
+}
+
+/** SQLite's NOCASE, which a listing's text filter columns have there: ASCII letters in any case. */
+function sameNocase(stored: unknown, wanted: unknown): boolean {
+  const [a, b] = [normalize(stored), normalize(wanted)];
+  if (typeof a !== 'string' || typeof b !== 'string') return sameExactly(a, b);
+  const fold = (text: string) => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+  return fold(a) === fold(b);
 }
 
 /** MySQL's `_ci` collations: case and trailing spaces aside (the GROUP BY merged such values too). */
