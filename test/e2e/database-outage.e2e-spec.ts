@@ -372,6 +372,13 @@ describe('database outage', () => {
         TAIL_HOLDBACK_MS: '400',
       });
       try {
+        // Id walks wait for the newest ids to settle after a start (readiness says when).
+        await eventually(
+          async () => (await app.http().get('/health/ready')).status,
+          (status) => status === 200,
+          10_000,
+          100,
+        );
         const list = await usersOf(app);
         await list().expect(200);
         await new Promise((resolve) => setTimeout(resolve, 2300));

@@ -324,6 +324,13 @@ if (testTarget === 'sqlite') {
         },
       });
       try {
+        // Id walks wait for the newest ids to settle after a start (readiness says when).
+        await eventually(
+          async () => (await counting.http().get('/health/ready')).status,
+          (status) => status === 200,
+          10_000,
+          100,
+        );
         const client = await counting.client();
         const total = async () =>
           Number(

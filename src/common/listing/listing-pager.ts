@@ -357,10 +357,11 @@ export class ListingPager {
   ): Page<TItem> {
     const { limit } = walk;
     const shown = this.walks.heldBack(walk, items, completeAsOf);
-    const goesOn = this.walks.goesOn(walk, completeAsOf);
+    // Held-back rows (or none yet) end a walk with a tail for now, not for good: it goes on, also
+    // where its window has closed (a back-dated row in it, its id not yet settled).
+    const goesOn = this.walks.goesOn(walk, completeAsOf) || shown.length < items.length;
     const last = shown.at(-1);
     let next: WalkPosition | undefined;
-    // Held-back rows (or none yet) end a walk with a tail for now, not for good: it goes on.
     if (last && (goesOn || more)) {
       next = positionAfter(walk, last, offset + shown.length);
     } else if (!last && goesOn && (from || offset === 0)) {

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { ProblemException } from '../problem-details/problem.exception';
 import type { Principal } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { CountCache } from './count-cache';
@@ -230,9 +231,18 @@ export class ListingWalks {
     if (!tail || this.tailHoldbackMs <= 0 || items.length === 0) return items;
     const byId = criteria.sortColumn === 'id';
     const settled = byId ? repository.settledId(completeAsOf) : undefined;
-    // No id seen that long before the read (just after a start): on MySQL/MariaDB none is known
-    // to have no lower id still being written (readiness says `tail` is settling meanwhile).
-    if (byId && settled === undefined && !this.idsCommitInOrder) return [];
+    if (byId && settled === undefined && !this.idsCommitInOrder) {
+      // Just started, no id seen that long ago: on MySQL/MariaDB none is known to have no lower id
+      // still being written. A 503, not an empty page (readiness says `tail` is settling).
+      if (repository.settledId() === undefined) {
+        throw new ProblemException(
+          HttpStatus.SERVICE_UNAVAILABLE,
+          'Just started: rows in id order are served once the newest ids have settled (TAIL_HOLDBACK_MS); retry shortly.',
+          { headers: { 'Retry-After': String(Math.ceil(this.tailHoldbackMs / 1000)) } },
+        );
+      }
+      return []; // a replica's snapshot older than any settled id: held back, the walk goes on
+    }
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
     // In id order a row dated far ahead would hold back every later id for ever; in its own order
     // (a change feed) only rows dated later still, and served it would carry the cursor past now.
