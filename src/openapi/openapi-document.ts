@@ -89,7 +89,8 @@ before any route and without RateLimit headers.
 Each token has a request budget per minute, announced on every \`/v1\` reply by the IETF
 RateLimit header fields (\`RateLimit-Policy\`, \`RateLimit\`); over it, 429 with \`Retry-After\`.
 Every query runs under a time limit; a database that is down or too slow answers 503 with
-\`Retry-After\`.
+\`Retry-After\`, and so does an ascending id walk (MySQL/MariaDB) in the first TAIL_HOLDBACK_MS
+after a start, until the newest ids have settled.
 
 ## Caching
 List replies carry a weak \`ETag\` and \`Cache-Control: private, no-cache\`; send the ETag back in
@@ -230,7 +231,8 @@ const PROBLEM_RESPONSES: Record<string, SharedResponse> = {
   },
   '503': {
     name: 'ServiceUnavailable',
-    description: 'The database is unreachable or too slow right now; retry later.',
+    description:
+      'The database is unreachable or too slow right now, or (MySQL/MariaDB) an ascending id walk just after a start, until the newest ids have settled (TAIL_HOLDBACK_MS); retry later.',
     headers: ['Retry-After'],
   },
 };

@@ -335,7 +335,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemView"];
             };
         };
-        /** @description The database is unreachable or too slow right now; retry later. */
+        /** @description The database is unreachable or too slow right now, or (MySQL/MariaDB) an ascending id walk just after a start, until the newest ids have settled (TAIL_HOLDBACK_MS); retry later. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
