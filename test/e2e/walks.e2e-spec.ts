@@ -451,4 +451,26 @@ describe('tail polling in id order, once the ids have settled', () => {
     await settled();
     expect(pageIds((await api.get(next!).expect(200)).body)).toEqual([late.id]);
   });
+
+  it('gives a numbered page whose every row is held back a next link that serves them later', async () => {
+    const user = await kit.data.user();
+    const dayAgo = new Date(Date.now() - 86_400_000);
+    const settledRows = await kit.data.many(2, () =>
+      kit.data.loginActivity({ user, created_at: dayAgo }),
+    );
+    await settled();
+    const late = await kit.data.loginActivity({ user, created_at: dayAgo });
+    const closedTo = new Date(Date.now() - 3_600_000).toISOString();
+    const api = kit.as(token);
+    const path = `/v1/login_activities?user_id=${user.id}&created_to=${closedTo}&limit=1`;
+    expect(pageIds((await api.get(`${path}&page=2`).expect(200)).body)).toEqual([
+      settledRows[1].id,
+    ]);
+    const held = await api.get(`${path}&page=3`).expect(200);
+    expect(pageIds(held.body)).toEqual([]);
+    const next = parseLinks(held.headers.link).next;
+    expect(next).toContain('cursor=');
+    await settled();
+    expect(pageIds((await api.get(next!).expect(200)).body)).toEqual([late.id]);
+  });
 });

@@ -367,6 +367,10 @@ export class ListingPager {
     } else if (!last && goesOn && (from || offset === 0)) {
       // An empty tail: the next poll starts where this one did.
       next = from ?? walkStartPosition(walk);
+    } else if (!last && goesOn && items.length) {
+      // A numbered page whose every row is held back: on from just before its first (ids are
+      // integers; in a change feed the row's time stays, so it is the first after).
+      next = positionAfter(walk, { ...items[0], id: items[0].id - 1 }, offset);
     }
     const cursor = next && this.cursors.encode(walk.binding, next);
     return new Page(shown, Math.floor(offset / limit) + 1, limit, total, cursor);

@@ -232,16 +232,14 @@ export class ListingWalks {
     const byId = criteria.sortColumn === 'id';
     const settled = byId ? repository.settledId(completeAsOf) : undefined;
     if (byId && settled === undefined && !this.idsCommitInOrder) {
-      // Just started, no id seen that long ago: on MySQL/MariaDB none is known to have no lower id
-      // still being written. A 503, not an empty page (readiness says `tail` is settling).
-      if (repository.settledId() === undefined) {
-        throw new ProblemException(
-          HttpStatus.SERVICE_UNAVAILABLE,
-          'Just started: rows in id order are served once the newest ids have settled (TAIL_HOLDBACK_MS); retry shortly.',
-          { headers: { 'Retry-After': String(Math.ceil(this.tailHoldbackMs / 1000)) } },
-        );
-      }
-      return []; // a replica's snapshot older than any settled id: held back, the walk goes on
+      // No id seen that long before what the read holds (just after a start; on a replica, its
+      // lag more): on MySQL/MariaDB none is known to have no lower id still being written. A 503,
+      // not an empty page that could look like a walk's end (readiness says `tail` is settling).
+      throw new ProblemException(
+        HttpStatus.SERVICE_UNAVAILABLE,
+        'Just started: rows in id order are served once the newest ids have settled (TAIL_HOLDBACK_MS); retry shortly.',
+        { headers: { 'Retry-After': String(Math.ceil(this.tailHoldbackMs / 1000)) } },
+      );
     }
     const cutoff = new Date(completeAsOf - this.tailHoldbackMs).toISOString();
     // In id order a row dated far ahead would hold back every later id for ever; in its own order
