@@ -13,14 +13,15 @@ export function swaggerUiFileCheck(docsPath: string): (path: string) => boolean 
   const files = new Set(readdirSync(folder).filter((file) => file !== 'LICENSE'));
   const mount = `/${docsPath}/`;
   return (path) => {
-    if (path.slice(0, mount.length).toLowerCase() !== mount || path.endsWith('/')) return false;
+    if (path.slice(0, mount.length).toLowerCase() !== mount) return false;
     let name: string;
     try {
-      name = decodeURIComponent(path.slice(mount.length));
+      name = posix.normalize(`/${decodeURIComponent(path.slice(mount.length))}`);
     } catch {
       return false;
     }
-    return files.has(posix.normalize(`/${name}`).slice(1));
+    // A folder: the mount's own (its index.html, Swagger UI's page); swagger-ui-dist has no other.
+    return name.endsWith('/') ? name === '/' : files.has(name.slice(1));
   };
 }
 

@@ -158,6 +158,20 @@ describe('HTTP hardening', () => {
     },
   );
 
+  it.each(['CONNECT localhost:3000 HTTP/1.1', 'CONNECT /docs HTTP/1.1'])(
+    'answers %s with a 405 problem and Allow, as any write method (Node would close it unanswered)',
+    async (requestLine) => {
+      const reply = await rawExchange(
+        `${requestLine}\r\nHost: x\r\nX-Request-Id: trace-connect\r\n\r\n`,
+      );
+      const [head, body] = reply.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1.1 405 /);
+      expect(head).toContain('\r\nAllow: GET, HEAD\r\n');
+      expect(head).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/i);
+      expect(JSON.parse(body)).toMatchObject({ status: 405, request_id: 'trace-connect' });
+    },
+  );
+
   it('answers an Expect it cannot meet with a 417 problem and a request id', async () => {
     const reply = await rawExchange(
       `GET /v1/users HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: trace-417\r\nAuthorization: Bearer ${token}\r\n\r\n`,

@@ -68,6 +68,23 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
     });
     response.end(body);
   });
+  // CONNECT, which Node hands here rather than to the app (unheard, it drops the socket unanswered):
+  // the 405 every other write method gets.
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    const { requestId, title, body } = problemOf(
+      405,
+      'CONNECT is not allowed here: this service is read-only.',
+      requestIdOf(request),
+    );
+    logger.warn(`405 for CONNECT, request id ${requestId}`);
+    socket.end(
+      `HTTP/1.1 405 ${title}\r\nAllow: GET, HEAD\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
+        'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n' +
+        body,
+      () => socket.destroy(),
+    );
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     try {
       const sending = latestResponse.get(socket)?.writableFinished === false;
