@@ -122,11 +122,7 @@ export class ReadinessIndicators implements OnModuleDestroy {
       await answeredWithin(this.redis!.ping(), PROBE_TIMEOUT_MS, 'Redis');
       return session.up({ reachable: true });
     } catch (error) {
-      const why = reason(error);
-      return session.up({
-        reachable: false,
-        reason: this.refusal ?? (why === 'error' ? this.lastRedisErrorReason : why),
-      });
+      return session.up({ reachable: false, reason: this.reasonFor(error) });
     }
   }
 
@@ -137,19 +133,24 @@ export class ReadinessIndicators implements OnModuleDestroy {
     let refused = false;
     const onError = (error: Error) => (refused ||= isRefusedDatabase(error));
     redis.on('error', onError);
+    let failure: unknown;
     try {
       await answeredWithin(redis.connect(), PROBE_TIMEOUT_MS, 'Redis');
     } catch (error) {
-      const why = reason(error);
-      this.refusal = refused ? 'database_refused' : undefined;
-      return this.refusal ?? (why === 'error' ? this.lastRedisErrorReason : why);
+      failure = error;
     } finally {
       redis.off('error', onError);
     }
     this.refusal = refused ? 'database_refused' : undefined;
     // Connected on database 0 instead: not what requests use (SharedRedis does not use it).
     if (refused) redis.disconnect(false);
-    return this.refusal;
+    return refused || failure ? this.reasonFor(failure) : undefined;
+  }
+
+  /** Why Redis did not answer: a refused database, else the failure's code or the last one's. */
+  private reasonFor(error: unknown): string {
+    const why = reason(error);
+    return this.refusal ?? (why === 'error' ? this.lastRedisErrorReason : why);
   }
 
   onModuleDestroy(): void {

@@ -372,13 +372,7 @@ describe('database outage', () => {
         TAIL_HOLDBACK_MS: '400',
       });
       try {
-        // Id walks wait for the newest ids to settle after a start (readiness says when).
-        await eventually(
-          async () => (await app.http().get('/health/ready')).status,
-          (status) => status === 200,
-          10_000,
-          100,
-        );
+        await app.ready(); // id walks answer once the newest ids have settled
         const list = await usersOf(app);
         await list().expect(200);
         await new Promise((resolve) => setTimeout(resolve, 2300));

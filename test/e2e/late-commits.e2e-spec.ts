@@ -12,15 +12,6 @@ import {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Until the app's readiness says the newest ids have settled (on MySQL/MariaDB, id walks wait). */
-const settled = (app: TestApp) =>
-  eventually(
-    async () => (await app.http().get('/health/ready')).status,
-    (status) => status === 200,
-    10_000,
-    100,
-  );
-
 /**
  * Two inserts may commit out of order: a count sees id 1,000 while id 500 is still uncommitted.
  * Totals and far pages count again the rows above the highest id seen TAIL_HOLDBACK_MS before,
@@ -92,7 +83,7 @@ describe('rows committed late below an id a count has seen', () => {
     token = await kit.token();
     const user = await kit.data.user();
     await kit.data.many(10, () => kit.data.loginActivity({ user }));
-    await settled(kit);
+    await kit.ready();
   };
 
   it('are in a time window counted before any id had settled', async () => {

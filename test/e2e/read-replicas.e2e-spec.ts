@@ -97,13 +97,7 @@ if (testTarget === 'sqlite') {
       });
       await kit.data.many(3, (i) => userOnPrimary(`Seed ${i}`));
       api = await kit.client();
-      // Ready once an id has been seen a hold-back ago (TAIL_HOLDBACK_MS).
-      await eventually(
-        async () => (await kit.http().get('/health/ready')).status,
-        (status) => status === 200,
-        10_000,
-        100,
-      );
+      await kit.ready(); // once an id has been seen a hold-back ago (TAIL_HOLDBACK_MS)
       await servers.caughtUp();
       await rotation(true);
     }, 120_000);
@@ -331,13 +325,7 @@ if (testTarget === 'sqlite') {
         },
       });
       try {
-        // Id walks wait for the newest ids to settle after a start (readiness says when).
-        await eventually(
-          async () => (await counting.http().get('/health/ready')).status,
-          (status) => status === 200,
-          10_000,
-          100,
-        );
+        await counting.ready(); // the newest ids settled since the start
         const client = await counting.client();
         // Id walks answer 503 until what the replica holds is a hold-back past the start.
         await eventually(

@@ -101,6 +101,11 @@ export interface TestApp {
    * histograms counted; fails if it has not within `timeoutMs`.
    */
   warmedUp: (timeoutMs?: number) => Promise<void>;
+  /**
+   * Waits for readiness (`/health/ready` 200): after a start with a `TAIL_HOLDBACK_MS`, until the
+   * newest ids have settled, before which an id walk answers 503 on MySQL/MariaDB.
+   */
+  ready: (timeoutMs?: number) => Promise<void>;
   /** Closes the app, then drops its database (unless it was handed in). */
   close: () => Promise<void>;
 }
@@ -231,6 +236,12 @@ async function bootOn(
         timeoutMs,
       );
       if (!pending.test(metrics)) throw new Error(`the warm-up did not end in ${timeoutMs} ms`);
+    },
+    ready: async (timeoutMs = 10_000) => {
+      const ready = async () => (await http().get('/health/ready')).status === 200;
+      if (!(await eventually(ready, Boolean, timeoutMs, 100))) {
+        throw new Error(`the app was not ready in ${timeoutMs} ms`);
+      }
     },
     close: async () => {
       await app.close();

@@ -37,6 +37,13 @@ function problemOf(status: number, detail: string, requestId: string = randomUUI
   return { requestId, title, body };
 }
 
+/** A problem written on the socket itself, the app never having seen the request; it closes. */
+const rawReply = (status: number, title: string, requestId: string, body: string, headers = '') =>
+  `HTTP/1.1 ${status} ${title}\r\n${headers}Content-Type: application/problem+json\r\n` +
+  `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
+  'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n' +
+  body;
+
 /**
  * Answers what Node's HTTP parser refuses (the request never reaches the app) with problem+json
  * and a request id, where Node writes a bare status line; on a socket whose earlier response is
@@ -77,12 +84,8 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
       requestIdOf(request),
     );
     logger.warn(`405 for CONNECT, request id ${requestId}`);
-    socket.end(
-      `HTTP/1.1 405 ${title}\r\nAllow: GET, HEAD\r\nContent-Type: application/problem+json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
-        'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n' +
-        body,
-      () => socket.destroy(),
+    socket.end(rawReply(405, title, requestId, body, 'Allow: GET, HEAD\r\n'), () =>
+      socket.destroy(),
     );
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -97,13 +100,7 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
       logger.warn(
         `${status} from the HTTP parser (${error.code ?? 'unknown'}), request id ${requestId}`,
       );
-      socket.end(
-        `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
-          'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n' +
-          body,
-        () => socket.destroy(),
-      );
+      socket.end(rawReply(status, title, requestId, body), () => socket.destroy());
     } catch {
       socket.destroy();
     }

@@ -147,27 +147,28 @@ export class ListingPager {
       limit,
       counted,
       this.walks.options,
-      this.changedSince(walk, counted),
+      this.changedSince(walk, counted.countedAt),
     );
     if (read.recounted) this.totals.replace(walk, { ...read.recounted, countedAt: started });
     return read;
   }
 
   /**
-   * Since when rows changed would make `counted` wrong for the walk: its filters bind a column an
-   * update may change, in a listing that records changes (`changedAt`); a page read from the end
-   * then counts afresh if any row changed since. Late commits are allowed for as in tail walks.
+   * Since when rows changed would make counts taken at `countedAt` (a total, spans) wrong for the
+   * walk: its filters bind a column an update may change, in a listing that records changes
+   * (`changedAt`); a page read from the end then counts afresh if any row changed since. Late
+   * commits are allowed for as in tail walks.
    */
   private changedSince<TItem extends { id: number }>(
     { repository, criteria }: Walk<TItem>,
-    counted: ListingTotal,
+    countedAt: number | undefined,
   ): Date | undefined {
     const { changedAt, immutableTimestamps = [] } = repository.definition;
     const moves = criteria.conditions.some(
       ({ idRange, binds }) => !idRange && !immutableTimestamps.includes(binds?.column ?? ''),
     );
     if (!changedAt || !moves) return undefined;
-    return new Date((counted.countedAt ?? 0) - this.changeMarginMs);
+    return new Date((countedAt ?? 0) - this.changeMarginMs);
   }
 
   /**
@@ -188,7 +189,8 @@ export class ListingPager {
     if (depth < Math.min(ROLLUP_POSITION_ROWS, this.deepPageRows) && !keysetInTime)
       return undefined;
     // Counts an update may have made wrong (a user's role changed): walked where a walk is cheap.
-    const since = depth < this.deepPageRows ? this.changedSince(walk, counted) : undefined;
+    const since =
+      depth < this.deepPageRows ? this.changedSince(walk, counted.countedAt) : undefined;
     if (since && (await repository.hasChangedSince(since, this.walks.options))) return undefined;
     const stretch = stretchOf(criteria);
     const inStretch =
@@ -202,10 +204,8 @@ export class ListingPager {
         : this.pageFromOwnMarks(walk, offset, total);
     }
     // The spans may be older than the total (a rollup read before a role changed, the total since).
-    const spansSince = deep
-      ? undefined
-      : this.changedSince(walk, { ...counted, countedAt: bucketed.countedAt });
-    if (spansSince && (since === undefined || spansSince < since)) {
+    const spansSince = since && this.changedSince(walk, bucketed.countedAt);
+    if (spansSince && spansSince < since) {
       if (await repository.hasChangedSince(spansSince, this.walks.options)) return undefined;
     }
     const { spans } = bucketed;

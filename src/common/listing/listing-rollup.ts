@@ -598,17 +598,17 @@ function sameExactly(stored: unknown, wanted: unknown): boolean {
   return typeof a === 'number' || typeof b === 'number' ? Number(a) === Number(b) : a === b;
 }
 
-/** SQLite's NOCASE, which a listing's text filter columns have there: ASCII letters in any case. */
-function sameNocase(stored: unknown, wanted: unknown): boolean {
-  const [a, b] = [normalize(stored), normalize(wanted)];
-  if (typeof a !== 'string' || typeof b !== 'string') return sameExactly(a, b);
-  const fold = (text: string) => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
-  return fold(a) === fold(b);
-}
+/** Text compared as `fold` leaves it (a collation), other values exactly. */
+const sameAs =
+  (fold: (text: string) => string) =>
+  (stored: unknown, wanted: unknown): boolean => {
+    const [a, b] = [normalize(stored), normalize(wanted)];
+    if (typeof a !== 'string' || typeof b !== 'string') return sameExactly(a, b);
+    return fold(a) === fold(b);
+  };
 
 /** MySQL's `_ci` collations: case and trailing spaces aside (the GROUP BY merged such values too). */
-function sameCaseInsensitive(stored: unknown, wanted: unknown): boolean {
-  const [a, b] = [normalize(stored), normalize(wanted)];
-  if (typeof a !== 'string' || typeof b !== 'string') return sameExactly(a, b);
-  return a.trimEnd().toLowerCase() === b.trimEnd().toLowerCase();
-}
+const sameCaseInsensitive = sameAs((text) => text.trimEnd().toLowerCase());
+
+/** SQLite's NOCASE, which a listing's text filter columns have there: ASCII letters in any case. */
+const sameNocase = sameAs((text) => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase()));

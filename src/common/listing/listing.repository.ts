@@ -538,11 +538,13 @@ export abstract class ListingRepository<TItem extends { id: number }> {
   ): Promise<ListingTotal> {
     let counted: ListingTotal;
     if (bucket) {
+      const index =
+        (bucket.column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
+      const ranged = this.rangedTimestamps(bucket, index);
       const rows = await statements.run<Record<string, unknown>>(
         runner,
-        this.bucketStatement(criteria, bucket),
+        this.bucketStatement(criteria, bucket, index, ranged),
       );
-      const ranged = this.rangedTimestamps(bucket, this.bucketIndex(criteria, bucket));
       const buckets = rows.map((row): Bucket => [
         Number(row.bucket),
         Number(row.n),
@@ -630,12 +632,16 @@ export abstract class ListingRepository<TItem extends { id: number }> {
     };
   }
 
-  private bucketStatement(criteria: ListingCriteria, sortBucket: SortBucket): Statement {
-    const { column, size } = sortBucket;
+  /** Rows per bucket of `column` through `index`, and the range of each of `ranged` in them. */
+  private bucketStatement(
+    criteria: ListingCriteria,
+    { column, size }: SortBucket,
+    index: string | undefined,
+    ranged: readonly string[],
+  ): Statement {
     const { where, params } = this.where(criteria);
     const bucket = this.bucketOf(column, size);
-    const index = this.bucketIndex(criteria, sortBucket);
-    const ranges = this.rangedTimestamps(sortBucket, index).map((timestamp, i) => {
+    const ranges = ranged.map((timestamp, i) => {
       const second = this.bucketOf(timestamp, 1);
       return `, MIN(${second}) AS first_${i}, MAX(${second}) AS last_${i}`;
     });
@@ -643,10 +649,6 @@ export abstract class ListingRepository<TItem extends { id: number }> {
       sql: `SELECT ${bucket} AS bucket, COUNT(*) AS n, MIN(t.id) AS first_id, MAX(t.id) AS last_id${ranges.join('')}, ${this.highestId()} AS max_id FROM ${this.from(index)}${where} GROUP BY bucket ORDER BY bucket`,
       params,
     };
-  }
-
-  private bucketIndex(criteria: ListingCriteria, { column }: SortBucket): string | undefined {
-    return (column === criteria.sortColumn && criteria.bucketIndex) || criteria.countIndex;
   }
 
   /**

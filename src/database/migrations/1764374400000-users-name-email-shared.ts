@@ -62,11 +62,7 @@ export class UsersNameEmailShared1764374400000 implements MigrationInterface {
         "VALUES ('GENERATED_COLUMN', DATABASE(), 'users', 'name_email_shared', ?)",
       [expression],
     );
-    const [{ added }]: { added: number }[] = await queryRunner.query(
-      'SELECT COUNT(*) AS added FROM information_schema.COLUMNS ' +
-        "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'users' AND COLUMN_NAME = 'name_email_shared'",
-    );
-    if (!Number(added)) {
+    if (!(await queryRunner.hasColumn('users', 'name_email_shared'))) {
       await queryRunner.query(
         `ALTER TABLE users ADD COLUMN name_email_shared TINYINT UNSIGNED AS (${expression}) VIRTUAL`,
       );

@@ -7,11 +7,6 @@ import type { QueryRunner, TableIndex } from 'typeorm';
  * (Tables: `createTable(table, true)`; SQLite runs every migration in one transaction.)
  */
 
-export async function hasIndex(queryRunner: QueryRunner, table: string, name: string) {
-  const loaded = await queryRunner.getTable(table);
-  return loaded?.indices.some((index) => index.name === name) ?? false;
-}
-
 export async function createIndicesIfMissing(
   queryRunner: QueryRunner,
   table: string,
@@ -21,10 +16,6 @@ export async function createIndicesIfMissing(
   const existing = new Set(loaded?.indices.map((index) => index.name));
   const missing = indices.filter((index) => !existing.has(index.name));
   if (missing.length) await queryRunner.createIndices(table, missing);
-}
-
-export async function dropIndexIfPresent(queryRunner: QueryRunner, table: string, name: string) {
-  if (await hasIndex(queryRunner, table, name)) await queryRunner.dropIndex(table, name);
 }
 
 /** `index` in place of the one of its name, unless that one already has its columns. */
