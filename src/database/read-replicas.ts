@@ -127,13 +127,21 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Where the next listing read goes: the next replica in the rotation, else the primary. */
   source(): ReadSource {
-    if (this.replicas.length === 0) return this.primary;
-    const now = Date.now();
-    const serving = this.replicas.filter(
-      (replica) => replica.inRotation && now - replica.checkedAt < CHECK_VALID_MS,
-    );
+    const serving = this.serving();
     if (serving.length === 0) return this.primary;
     return serving[this.next++ % serving.length];
+  }
+
+  /** How far behind the primary the stalest source a read may go to is (0: the primary). */
+  mostStaleMs(): number {
+    return Math.max(0, ...this.serving().map((replica) => replica.staleMs()));
+  }
+
+  private serving(): Replica[] {
+    const now = Date.now();
+    return this.replicas.filter(
+      (replica) => replica.inRotation && now - replica.checkedAt < CHECK_VALID_MS,
+    );
   }
 
   /**

@@ -81,7 +81,9 @@ export class ReadinessIndicators implements OnModuleDestroy {
   /** Tail walks hold rows back by the ids seen TAIL_HOLDBACK_MS before: none yet after a start. */
   tail() {
     const check = this.indicators.check('tail');
-    return this.tailWatch.settled() ? check.up() : check.down({ message: 'settling' });
+    // As of what the stalest replica in the rotation holds: reads go there.
+    const settled = this.tailWatch.settled(this.replicas.mostStaleMs());
+    return settled ? check.up() : check.down({ message: 'settling' });
   }
 
   tailWatched(): boolean {

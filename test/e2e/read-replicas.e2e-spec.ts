@@ -434,6 +434,45 @@ if (testTarget === 'sqlite') {
       }
     });
 
+    it('readiness after a start waits as long as a lagging replica holds no settled id: never 200 while an id walk answers 503', async () => {
+      await rotation(true);
+      const lagging = await holdReplicaBehind();
+      let released = false;
+      let second: TestApp | undefined;
+      try {
+        second = await startTestApp({
+          database: kit.database,
+          env: {
+            DATABASE_REPLICA_URLS: `mysql://root@127.0.0.1:${proxy.port}/listing`,
+            TAIL_HOLDBACK_MS: String(HOLDBACK_MS),
+            // In the rotation however far the held replica falls behind.
+            REPLICA_MAX_LAG_MS: '60000',
+            DB_MIGRATIONS_RUN: 'false',
+          },
+        });
+        const client = await second.client();
+        const until = Date.now() + HOLDBACK_MS + 2500;
+        const pairs: [ready: number, walk: number][] = [];
+        while (Date.now() < until) {
+          const ready = (await second.http().get('/health/ready')).status;
+          const walk = (await client.get('/v1/users?limit=5')).status;
+          pairs.push([ready, walk]);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        // The replica served the walks (on the primary they would answer after the hold-back)...
+        expect(pairs.slice(-5).map(([, walk]) => walk)).toEqual(Array(5).fill(503));
+        // ...and readiness said so: no 200 while id walks answer 503.
+        expect(pairs.filter(([ready, walk]) => ready === 200 && walk === 503)).toEqual([]);
+        await lagging.release();
+        released = true;
+        await second.ready();
+        await client.get('/v1/users?limit=5').expect(200);
+      } finally {
+        if (!released) await lagging.release();
+        await second?.close();
+      }
+    });
+
     it('a replica whose user may not read its replication status stays out, saying so', async () => {
       await servers.primary.query("CREATE USER 'reader'@'%'");
       await servers.primary.query("GRANT SELECT ON listing.* TO 'reader'@'%'");

@@ -61,12 +61,14 @@ export class TailWatch implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Whether every listing has an id seen TAIL_HOLDBACK_MS ago: until then (after a start) an id walk
-   * could not tell a back-dated row from one that may overtake a lower id (readiness waits for it).
+   * Whether every listing has an id seen TAIL_HOLDBACK_MS before what a read `staleMs` behind holds:
+   * until then (after a start) an id walk could not tell a back-dated row from one that may
+   * overtake a lower id (readiness waits for it).
    */
-  settled(): boolean {
+  settled(staleMs = 0): boolean {
     if (!this.active) return true;
-    return this.repositories.every((repository) => repository.settledId() !== undefined);
+    const asOf = Date.now() - staleMs;
+    return this.repositories.every((repository) => repository.settledId(asOf) !== undefined);
   }
 
   onModuleDestroy(): void {
