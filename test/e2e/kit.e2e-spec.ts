@@ -108,6 +108,24 @@ describe('the test kit', () => {
     );
   });
 
+  it('refuses a value of another type than the field takes, which jest does not type-check', async () => {
+    await expect(kit.data.loginActivity({ success: 'false' } as never)).rejects.toThrow(
+      'data.loginActivity(): success must be true or false, not "false"',
+    );
+    await expect(kit.data.user({ role_id: '2' } as never)).rejects.toThrow(
+      'data.user(): role_id must be a positive integer, not "2"',
+    );
+    await expect(kit.data.user({ created_at: '2026-01-01T00:00:00Z' } as never)).rejects.toThrow(
+      'data.user(): created_at must be a valid Date, not "2026-01-01T00:00:00Z"',
+    );
+    await expect(kit.data.loginActivity({ session_id: 7 } as never)).rejects.toThrow(
+      'data.loginActivity(): session_id must be a string or null, not 7',
+    );
+    // What each takes passes: null where the column takes it.
+    const login = await kit.data.loginActivity({ success: false, session_id: null });
+    expect(login).toMatchObject({ success: false, session_id: null });
+  });
+
   it("writes every column each row of data.rows names, not only the first row's", async () => {
     const session = `rows-${Date.now()}`;
     await kit.data.rows('login_activities', 3, (i) => ({

@@ -1,6 +1,5 @@
 import type { DataSource } from 'typeorm';
 import { toSqlDatetime } from '../../src/database/row-values';
-import { ACTIVITY_COLUMNS } from '../../src/database/seed/demo-data';
 
 export interface OrganizationRow {
   id: number;
@@ -38,16 +37,70 @@ export interface LoginActivityRow {
 /** Shared by every factory of the process: two kits on one database must not make the same e-mail. */
 let sequence = 0;
 
-const USER_FIELDS = ['name', 'email', 'role_id', 'organization_id', 'created_at', 'updated_at'];
-const LOGIN_ACTIVITY_FIELDS = ['user', ...ACTIVITY_COLUMNS];
+type FieldType = 'text' | 'boolean' | 'id' | 'time' | 'user';
+/** Each field's type, and whether it takes null. */
+type Fields = Record<string, [type: FieldType, nullable?: 'nullable']>;
 
-/** A misspelt field (`organisation_id`) would otherwise be dropped, or fail as a driver error. */
-function onlyFields(kind: string, values: object, known: readonly string[]): void {
+const USER_FIELDS: Fields = {
+  name: ['text'],
+  email: ['text'],
+  role_id: ['id'],
+  organization_id: ['id'],
+  created_at: ['time'],
+  updated_at: ['time'],
+};
+const LOGIN_ACTIVITY_FIELDS: Fields = {
+  user: ['user'],
+  user_email: ['text'],
+  authentication_method: ['text'],
+  oauth_provider: ['text', 'nullable'],
+  ip_address: ['text'],
+  otp_required: ['boolean'],
+  success: ['boolean'],
+  failure_reason: ['text', 'nullable'],
+  user_agent: ['text', 'nullable'],
+  created_at: ['time'],
+  user_id: ['id', 'nullable'],
+  session_id: ['text', 'nullable'],
+  organization_id: ['id', 'nullable'],
+};
+
+const isOfType: Record<FieldType, (value: unknown) => boolean> = {
+  text: (value) => typeof value === 'string',
+  boolean: (value) => typeof value === 'boolean',
+  id: (value) => Number.isSafeInteger(value) && (value as number) > 0,
+  time: (value) => value instanceof Date && !Number.isNaN(value.getTime()),
+  user: (value) => isOfType.id((value as { id?: unknown } | null)?.id),
+};
+const typeNames: Record<FieldType, string> = {
+  text: 'a string',
+  boolean: 'true or false',
+  id: 'a positive integer',
+  time: 'a valid Date',
+  user: 'a user data.user() made',
+};
+
+/**
+ * A misspelt field (`organisation_id`) would otherwise be dropped, or fail as a driver error; a
+ * value of another type (`success: 'false'`, which jest's transpiler does not type-check) would
+ * be written as something else (`'false'` is stored as true).
+ */
+function checkFields(kind: string, values: object, fields: Fields): void {
+  const known = Object.keys(fields);
   const unknown = Object.keys(values).filter((field) => !known.includes(field));
   if (unknown.length) {
     throw new Error(
       `data.${kind}() has no field ${unknown.join(', ')} (it takes ${known.join(', ')})`,
     );
+  }
+  for (const [field, value] of Object.entries(values)) {
+    const [type, nullable] = fields[field];
+    if (value === undefined || (value === null && nullable)) continue;
+    if (!isOfType[type](value)) {
+      throw new Error(
+        `data.${kind}(): ${field} must be ${typeNames[type]}${nullable ? ' or null' : ''}, not ${JSON.stringify(value) ?? String(value)}`,
+      );
+    }
   }
 }
 
@@ -60,7 +113,7 @@ export class DataFactory {
   constructor(private readonly dataSource: DataSource) {}
 
   async organization(values: Partial<Omit<OrganizationRow, 'id'>> = {}): Promise<OrganizationRow> {
-    onlyFields('organization', values, ['name']);
+    checkFields('organization', values, { name: ['text'] });
     const name = values.name ?? `Organization ${this.next()}`;
     const id = await this.insert('organizations', {
       name,
@@ -70,13 +123,13 @@ export class DataFactory {
   }
 
   async role(values: Partial<Omit<RoleRow, 'id'>> = {}): Promise<RoleRow> {
-    onlyFields('role', values, ['name']);
+    checkFields('role', values, { name: ['text'] });
     const name = values.name ?? `role-${this.next()}`;
     return { id: await this.insert('roles', { name }), name };
   }
 
   async user(values: Partial<Omit<UserRow, 'id'>> = {}): Promise<UserRow> {
-    onlyFields('user', values, USER_FIELDS);
+    checkFields('user', values, USER_FIELDS);
     const n = this.next();
     const organization_id = values.organization_id ?? (await this.organization()).id;
     const role_id = values.role_id ?? (await this.role()).id;
@@ -104,7 +157,7 @@ export class DataFactory {
   async loginActivity(
     values: Partial<Omit<LoginActivityRow, 'id'>> & { user?: UserRow } = {},
   ): Promise<LoginActivityRow> {
-    onlyFields('loginActivity', values, LOGIN_ACTIVITY_FIELDS);
+    checkFields('loginActivity', values, LOGIN_ACTIVITY_FIELDS);
     const n = this.next();
     const { user: given, ...rest } = values;
     const user = given ?? (rest.user_id != null ? await this.userById(rest.user_id) : undefined);
