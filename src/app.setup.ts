@@ -2,7 +2,8 @@ import { INestApplication, NestApplicationOptions, VersioningType } from '@nestj
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import compression from 'compression';
-import type { Express, RequestHandler } from 'express';
+import cors from 'cors';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { bearerPrecheck } from './auth/bearer-precheck';
@@ -86,26 +87,32 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   );
   // Ahead of every other /v1 reply; an unknown token is looked up here only once counted.
   express.use('/v1', rateLimitMiddleware(app.get(RateLimits), app.get(TokenAuthenticator)));
-  // CORS answers preflights (OPTIONS) before the 405 check would refuse them.
-  if (config.corsOrigins.length) {
-    express.enableCors({
-      origin: config.corsOrigins,
-      methods: ['GET', 'HEAD'],
-      allowedHeaders: ['Authorization', 'If-None-Match', 'X-Request-Id'],
-      exposedHeaders: [
-        'X-Total-Count',
-        'Link',
-        'ETag',
-        'X-Request-Id',
-        'RateLimit',
-        'RateLimit-Policy',
-        'Retry-After',
-      ],
-      maxAge: 600,
-    });
+  const corsHandler = config.corsOrigins.length
+    ? cors({
+        origin: config.corsOrigins,
+        methods: ['GET', 'HEAD'],
+        allowedHeaders: ['Authorization', 'If-None-Match', 'X-Request-Id'],
+        exposedHeaders: [
+          'X-Total-Count',
+          'Link',
+          'ETag',
+          'X-Request-Id',
+          'RateLimit',
+          'RateLimit-Policy',
+          'Retry-After',
+        ],
+        maxAge: 600,
+      })
+    : undefined;
+  // Replies carry CORS headers; an OPTIONS is left to the HTTP semantics below, which hand only a
+  // preflight of a path served to CORS (cors would answer 204 to any OPTIONS, on any path).
+  if (corsHandler) {
+    express.use((request: Request, response: Response, next: NextFunction) =>
+      request.method === 'OPTIONS' ? next() : corsHandler(request, response, next),
+    );
   }
   express.use(
-    httpSemanticsMiddleware(knownPaths, swaggerUiFileCheck(DOCS_PATH)),
+    httpSemanticsMiddleware(knownPaths, swaggerUiFileCheck(DOCS_PATH), corsHandler),
     requestBodyLimitMiddleware,
   );
   app.enableVersioning({ type: VersioningType.URI });

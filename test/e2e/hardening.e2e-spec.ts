@@ -92,6 +92,28 @@ describe('HTTP hardening', () => {
     expect(stranger.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('with CORS on, answers only a preflight of a path served 204; any other OPTIONS as without CORS', async () => {
+    // A preflight of no route: the 404 every method gets there.
+    const unknown = await withCors
+      .http()
+      .options('/v1/nothing')
+      .set('Origin', 'https://app.example.com')
+      .set('Access-Control-Request-Method', 'GET')
+      .expect(404);
+    expect(unknown.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(unknown.headers['access-control-allow-origin']).toBeUndefined();
+    // An OPTIONS that is no preflight (no origin, or no method named) is a write's 405.
+    for (const headers of [{}, { Origin: 'https://app.example.com' }]) {
+      const plain = await withCors.http().options('/v1/users').set(headers).expect(405);
+      expect(plain.headers.allow).toBe('GET, HEAD');
+      expect(plain.headers['access-control-allow-origin']).toBeUndefined();
+      // The same as without CORS.
+      await kit.http().options('/v1/users').set(headers).expect(405);
+    }
+    await kit.http().options('/v1/nothing').expect(404);
+    await withCors.http().options('/v1/nothing').expect(404);
+  });
+
   it('limits header size and count, and how long a client may take to send a request', async () => {
     const server = kit.app.getHttpServer() as Server & { maxHeaderSize?: number };
     expect(server.maxHeaderSize).toBe(16 * 1024);

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendProblem } from '../problem-details/problem-details.filter';
 
 export const READ_METHODS = new Set(['GET', 'HEAD']);
@@ -14,6 +14,8 @@ export function httpSemanticsMiddleware(
   knownPaths: ReadonlySet<string>,
   /** Whether a GET of the path (as sent) is answered with a static file. */
   servesFile: (path: string) => boolean = () => false,
+  /** With CORS on, what answers a preflight of a path served (any other OPTIONS is a write's 405 or 404). */
+  preflight?: RequestHandler,
 ) {
   return (request: Request, response: Response, next: NextFunction) => {
     if (!isDecodablePath(request.path)) {
@@ -28,6 +30,10 @@ export function httpSemanticsMiddleware(
     // As routing matches: whatever the letters' case.
     const path = normalizePath(request.path).toLowerCase();
     const known = knownPaths.has(path) || servesFile(request.path);
+    if (preflight && known && isPreflight(request)) {
+      preflight(request, response, next);
+      return;
+    }
     if (!READ_METHODS.has(request.method) && known) {
       sendProblem(
         request,
@@ -41,6 +47,12 @@ export function httpSemanticsMiddleware(
     next();
   };
 }
+
+/** A browser's CORS preflight: OPTIONS from an origin, naming the method it would send. */
+const isPreflight = (request: Request): boolean =>
+  request.method === 'OPTIONS' &&
+  request.headers.origin !== undefined &&
+  request.headers['access-control-request-method'] !== undefined;
 
 function isDecodablePath(path: string): boolean {
   if (!path.includes('%')) return true;
