@@ -66,18 +66,23 @@ export class ListingCursors {
       {
         parameter: 'cursor',
         message:
-          'is not a cursor of this walk: use the `next` link as given, with the filters, sort and token it was made for',
+          'is not a cursor of this walk: use the `next` link as given, with the filters and sort it was made for, under a token of the same organization',
       },
     ]);
   }
 
   private open(binding: string, payload: string, tag: string): WalkPosition | undefined {
     const sealed = Buffer.from(payload, 'base64url');
-    if (sealed.length <= IV_BYTES) return undefined;
+    const tagBytes = Buffer.from(tag, 'base64url');
+    // Only as encode spells it: base64 ignores a last character's unused bits, and a cursor
+    // changed there would otherwise open as the one it was changed from.
+    const canonical =
+      sealed.toString('base64url') === payload && tagBytes.toString('base64url') === tag;
+    if (!canonical || sealed.length <= IV_BYTES) return undefined;
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, sealed.subarray(0, IV_BYTES))
         .setAAD(Buffer.from(binding))
-        .setAuthTag(Buffer.from(tag, 'base64url'));
+        .setAuthTag(tagBytes);
       const plain = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES)), decipher.final()]);
       return parsePosition(plain.toString());
     } catch {

@@ -62,7 +62,7 @@ export function ListingQueryDto(options: Pick<ListingDefinition, 'sortableColumn
       pattern: /^[\w-]+\.[\w-]+$/,
       patternMessage: 'is not a cursor: use the `next` link as given',
       description:
-        'Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`.',
+        'Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters and sort it was made for, and to the organization of its token; not combinable with `page`.',
     })
     cursor?: string;
   }

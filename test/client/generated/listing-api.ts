@@ -380,7 +380,7 @@ export interface operations {
                 after_id?: number;
                 /** @description Only records with `id` less than this: with `sort=-id`, a keyset walk backwards. */
                 before_id?: number;
-                /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`. */
+                /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters and sort it was made for, and to the organization of its token; not combinable with `page`. */
                 cursor?: string;
                 /** @description Only users of this organization. */
                 organization_id?: number;
@@ -468,7 +468,7 @@ export interface operations {
                 after_id?: number;
                 /** @description Only records with `id` less than this: with `sort=-id`, a keyset walk backwards. */
                 before_id?: number;
-                /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters, sort and token it was made for; not combinable with `page`. */
+                /** @description Opaque continuation from `Link: rel="next"`: follow that link as given. Bound to the filters and sort it was made for, and to the organization of its token; not combinable with `page`. */
                 cursor?: string;
                 /** @description Only attempts by this user. */
                 user_id?: number;
