@@ -4,11 +4,11 @@ import { SwaggerModule } from '@nestjs/swagger';
 import compression from 'compression';
 import cors from 'cors';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { bearerPrecheck } from './auth/bearer-precheck';
 import { TokenAuthenticator } from './auth/token-authenticator';
 import { httpSemanticsMiddleware } from './common/http/http-semantics.middleware';
+import { securityHeaders } from './common/http/security-headers';
 import { InFlightRequests } from './common/http/in-flight-requests';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import {
@@ -69,18 +69,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     // First after the id, so that every reply is logged, also those middleware gives (405, 406).
     app.get<RequestHandler>(ACCESS_LOG),
     ...(config.metrics.enabled ? [app.get(HttpMetrics).middleware] : []),
-    // A JSON API's headers (OWASP REST Security Cheat Sheet): HSTS, nosniff, X-Frame-Options,
-    // Referrer-Policy, CORP. Helmet's others guard HTML pages in browsers, and each costs a 401 flood.
-    helmet({
-      contentSecurityPolicy: false,
-      crossOriginEmbedderPolicy: false,
-      crossOriginOpenerPolicy: false,
-      originAgentCluster: false,
-      xDnsPrefetchControl: false,
-      xDownloadOptions: false,
-      xPermittedCrossDomainPolicies: false,
-      xXssProtection: false,
-    }),
+    securityHeaders,
     // gzip or br as Accept-Encoding asks; streamed replies are flushed as they end.
     compression({ threshold: COMPRESSION_THRESHOLD_BYTES, filter: compressible }),
     requestHeaderFieldsMiddleware,

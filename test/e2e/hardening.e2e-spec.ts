@@ -180,6 +180,35 @@ describe('HTTP hardening', () => {
     },
   );
 
+  it("sends Express replies' security headers on the replies written past it: the parser's, CONNECT's, 417", async () => {
+    const served = await kit.http().get('/v1/nothing').expect(404);
+    const names = [
+      'strict-transport-security',
+      'x-content-type-options',
+      'x-frame-options',
+      'referrer-policy',
+      'cross-origin-resource-policy',
+    ];
+    for (const request of [
+      'G(T /v1/users HTTP/1.1\r\nHost: x\r\n\r\n',
+      'CONNECT /docs HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /v1/users HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n',
+    ]) {
+      const [head] = (await rawExchange(request)).split('\r\n\r\n');
+      const fields = Object.fromEntries(
+        head
+          .split('\r\n')
+          .slice(1)
+          .map((line) => [
+            line.slice(0, line.indexOf(':')).toLowerCase(),
+            line.slice(line.indexOf(':') + 1).trim(),
+          ]),
+      );
+      for (const name of names)
+        expect([request, name, fields[name]]).toEqual([request, name, served.headers[name]]);
+    }
+  });
+
   it.each(['CONNECT localhost:3000 HTTP/1.1', 'CONNECT /docs HTTP/1.1'])(
     'answers %s with a 405 problem and Allow, as any write method (Node would close it unanswered)',
     async (requestLine) => {

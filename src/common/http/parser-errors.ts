@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestIdOf } from './request-id.middleware';
+import { securityHeaderFields } from './security-headers';
 import { reasonPhrase } from '../problem-details/reason-phrase';
 
 /** What Node's HTTP parser refuses, by error code; anything else it refuses answers 400. */
@@ -41,7 +42,10 @@ function problemOf(status: number, detail: string, requestId: string = randomUUI
 const rawReply = (status: number, title: string, requestId: string, body: string, headers = '') =>
   `HTTP/1.1 ${status} ${title}\r\n${headers}Content-Type: application/problem+json\r\n` +
   `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
-  'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n' +
+  Object.entries(securityHeaderFields())
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('') +
+  'Cache-Control: no-store\r\nConnection: close\r\n\r\n' +
   body;
 
 /**
@@ -70,7 +74,7 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
       'Content-Type': 'application/problem+json',
       'Content-Length': Buffer.byteLength(body),
       'X-Request-Id': requestId,
-      'X-Content-Type-Options': 'nosniff',
+      ...securityHeaderFields(),
       'Cache-Control': 'no-store',
     });
     response.end(body);
