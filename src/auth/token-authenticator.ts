@@ -33,6 +33,9 @@ export class TokenAuthenticator {
   private readonly byRequest = new WeakMap<object, Promise<Principal | null>>();
   private readonly lastUsedWrites = new Map<number, number>();
   private writingLastUse = false;
+  /** Writes of a last use that failed in a row, and when the next may be tried. */
+  private failedLastUseWrites = 0;
+  private lastUseRetryAt = 0;
   private readonly ttlMs: number;
   private readonly limitMs: number;
 
@@ -147,17 +150,35 @@ export class TokenAuthenticator {
    */
   private noteUse(tokenId: number, now: number): void {
     const last = this.lastUsedWrites.get(tokenId) ?? 0;
-    if (this.writingLastUse || now - last < LAST_USED_INTERVAL_MS) return;
+    if (this.writingLastUse || now < this.lastUseRetryAt || now - last < LAST_USED_INTERVAL_MS) {
+      return;
+    }
     this.lastUsedWrites.set(tokenId, now);
     this.writingLastUse = true;
     setImmediate(() => {
       this.tokens
         .touchLastUsed(tokenId, new Date(now))
+        .then(() => {
+          if (this.failedLastUseWrites > 0) this.logger.log('last_used_at is recorded again');
+          [this.failedLastUseWrites, this.lastUseRetryAt] = [0, 0];
+        })
         .catch((error: unknown) => {
           if (error instanceof AppClosingError) return; // the app is shutting down
-          // Not written (a lock held past its limit): the token's next use tries again.
+          // Not written (a lock held past its limit): the token's next use tries again, after a
+          // wait that doubles up to a minute, so that a user that may not write (SELECT only)
+          // costs a failed statement a minute, and its warning once, not one each request.
           if (this.lastUsedWrites.get(tokenId) === now) this.lastUsedWrites.set(tokenId, last);
-          this.logger.warn(`could not record last_used_at for token ${tokenId}: ${String(error)}`);
+          this.failedLastUseWrites += 1;
+          const waitMs = Math.min(
+            LAST_USED_INTERVAL_MS,
+            1000 * 2 ** (this.failedLastUseWrites - 1),
+          );
+          this.lastUseRetryAt = Date.now() + waitMs;
+          if (this.failedLastUseWrites === 1) {
+            this.logger.warn(
+              `could not record last_used_at for token ${tokenId}: ${String(error)}; tried again after a wait, up to once a minute, until it is`,
+            );
+          }
         })
         .finally(() => (this.writingLastUse = false));
     });

@@ -23,7 +23,10 @@ describe('token lifecycle', () => {
   let kit: TestApp;
 
   beforeAll(async () => {
-    kit = await startTestApp({ env: { TOKEN_CACHE_TTL_MS: String(CACHE_TTL_MS) } });
+    kit = await startTestApp({
+      env: { TOKEN_CACHE_TTL_MS: String(CACHE_TTL_MS) },
+      captureLogs: true,
+    });
   });
   afterAll(() => kit.close());
 
@@ -101,7 +104,31 @@ describe('token lifecycle', () => {
       await kit.dataSource.query('DROP TRIGGER refuse_last_use');
     }
     expect(await lastUsedAt(id)).toBeNull();
+    await sleep(1000); // the wait after a first failure
     await get(token).expect(200);
     expect(await writtenLastUse(id)).not.toBeNull();
+  });
+
+  it('under a database user that may not write it, tries last_used_at after a growing wait and warns once', async () => {
+    const { token } = await kit.tokenWithId();
+    const mysql = kit.dataSource.options.type === 'mysql';
+    const warnings = () =>
+      kit.logs().filter((line) => /could not record last_used_at/.test(String(line.msg))).length;
+    const before = warnings();
+    await kit.dataSource.query(
+      mysql
+        ? "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'UPDATE command denied'"
+        : "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens BEGIN SELECT RAISE(ABORT, 'attempt to write a readonly database'); END",
+    );
+    try {
+      // 40 uses in over 2 s: tried at the first, a second later, then two more: one warning.
+      for (let i = 0; i < 40; i++) {
+        await get(token).expect(200);
+        await sleep(50);
+      }
+      expect(warnings() - before).toBe(1);
+    } finally {
+      await kit.dataSource.query('DROP TRIGGER refuse_last_use');
+    }
   });
 });
