@@ -4,6 +4,8 @@ import { InFlightRequests } from './common/http/in-flight-requests';
 
 /** The least time the app is given to close, after the drain (its stops, its pools). */
 const CLOSE_MS = 2000;
+/** How long the requests cut at the deadline are given to end, and log, before the exit. */
+const CUT_LOG_MS = 500;
 
 /**
  * Graceful shutdown on SIGTERM/SIGINT: `drainAndClose`, then exit with its code.
@@ -65,6 +67,11 @@ export async function drainAndClose(
   if (!drained) {
     logger.error(`requests still running after ${timeoutMs} ms; exiting anyway`);
     server.closeAllConnections();
+    // A moment for the cut replies' close events: each request's access-log line is written there.
+    await Promise.race([
+      requests.idle(),
+      new Promise((resolve) => setTimeout(resolve, CUT_LOG_MS)),
+    ]);
     return 1;
   }
 

@@ -123,4 +123,37 @@ describe('graceful shutdown', () => {
       }),
     );
   });
+  it('an export cut at SHUTDOWN_TIMEOUT_MS still has its access-log line', async () => {
+    // Enough rows that a client that stops reading holds the export on its socket's backpressure.
+    const seeded = await runTs(
+      'src/cli/seed.cli.ts',
+      ['--users', '40000', '--activities', '0'],
+      env,
+    );
+    expect(seeded.code).toBe(0);
+    const server = await startServerProcess({ ...env, SHUTDOWN_TIMEOUT_MS: '300' });
+    const { port } = new URL(server.baseUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve, reject) =>
+      socket.once('connect', resolve).once('error', reject),
+    );
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const firstBytes = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.write(
+      'GET /v1/users HTTP/1.1\r\nHost: localhost\r\nAccept: application/x-ndjson\r\n' +
+        `Authorization: Bearer ${token}\r\nX-Request-Id: cut-export\r\n\r\n`,
+    );
+    await firstBytes;
+    socket.pause(); // reads no more: the export waits on the socket
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await stopServerProcess(server.process)).toBe(1);
+    socket.destroy();
+    await closed;
+    expect(jsonLines(server.output())).toContainEqual(
+      expect.objectContaining({
+        msg: expect.stringMatching(/^GET /),
+        req: expect.objectContaining({ id: 'cut-export' }),
+      }),
+    );
+  });
 });
