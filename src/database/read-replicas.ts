@@ -61,6 +61,8 @@ class Replica implements ReadSource {
   statusConnection?: Connection;
   statusStatement = 'SHOW REPLICA STATUS';
   initializing?: Promise<unknown>;
+  /** Fired when a check finds it down: the reads still waiting on it go to the primary. */
+  lost = new AbortController();
 
   constructor(
     readonly name: string,
@@ -163,6 +165,14 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
       detail,
       lagSeconds: replica.lagSeconds,
     });
+  }
+
+  /**
+   * What fires when `source` (a replica) is found down while a read waits on it: a silent server
+   * (a partition, a frozen host) would otherwise hold the read until its statement's bound.
+   */
+  lostSignal(source: ReadSource): AbortSignal | undefined {
+    return this.replicas.find((replica) => replica === source)?.lost.signal;
   }
 
   /** Each replica's place in the rotation, and why it is out. */
@@ -314,6 +324,10 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
     }
     replica.detail = verdict.detail;
     replica.reason = verdict.reason;
+    if (verdict.reason === 'down') {
+      replica.lost.abort(new ReplicaLostError(replica.name));
+      replica.lost = new AbortController();
+    }
     if (!wasIn && previousReason === verdict.reason) return;
     const left = this.replicas.filter((candidate) => candidate.inRotation).length;
     this.logger.warn(
@@ -321,6 +335,14 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
         (left > 0 ? `${left} replica(s) left in it` : 'reads go to the primary') +
         (verdict.error ? `; the replica says: ${verdict.error.slice(0, 300)}` : ''),
     );
+  }
+}
+
+/** A read's replica was found down while the read waited on it. */
+export class ReplicaLostError extends Error {
+  readonly code = 'replica_down';
+  constructor(name: string) {
+    super(`${name} was found down while the read waited on it`);
   }
 }
 

@@ -5,7 +5,7 @@ import { currentRequestSignal, stopIfAbandoned, untilAbandoned } from './abandon
 import { isServerGone } from '../common/problem-details/database-errors';
 import { QueryKiller, ServerConnection } from './query-killer';
 import { DatabasePools } from './pool-usage';
-import { ReadReplicas, ReadSource } from './read-replicas';
+import { ReadReplicas, ReadSource, ReplicaLostError } from './read-replicas';
 import { expandStatement, SqlDialect, Statement } from './sql-dialect';
 
 export { expandStatement, type Statement } from './sql-dialect';
@@ -198,10 +198,13 @@ export class StatementRunners implements BeforeApplicationShutdown {
     const started = Date.now();
     // Asked of the primary: its failure must not take a replica out of the rotation below.
     await this.primaryDialect();
+    const lost = this.readReplicas.lostSignal(source);
     try {
-      return await this.readOn(source, snapshot, work, options);
+      return await untilLost(this.readOn(source, snapshot, work, options), lost);
     } catch (error) {
-      if (!source.isReplica || !isServerGone(error)) throw error;
+      if (!source.isReplica || !(isServerGone(error) || error instanceof ReplicaLostError)) {
+        throw error;
+      }
       this.readReplicas.failed(source, error);
       // The retry gets what is left of the statement limit (in 100 ms steps: few statement texts),
       // at least MIN_RETRY_MS: the request still ends close to the limit, with its rows or a 503.
@@ -566,6 +569,20 @@ export class StatementRunner {
     this.abandoned.add(runner);
     connection.destroy();
   }
+}
+
+/**
+ * `read`, or a ReplicaLostError once `lost` fires: the read left behind ends at its own bound, its
+ * connection dropped there, and answers no one.
+ */
+function untilLost<T>(read: Promise<T>, lost: AbortSignal | undefined): Promise<T> {
+  if (!lost) return read;
+  return new Promise<T>((resolve, reject) => {
+    const onLost = () => reject(lost.reason as Error);
+    if (lost.aborted) onLost();
+    else lost.addEventListener('abort', onLost, { once: true });
+    read.then(resolve, reject).finally(() => lost.removeEventListener('abort', onLost));
+  });
 }
 
 /** When `work` has ended, either way. */

@@ -165,6 +165,25 @@ if (testTarget === 'sqlite') {
       await rotation(true);
     });
 
+    it('a replica that goes silent (a partition, a frozen host) costs no request: 200 from the primary', async () => {
+      await rotation(true);
+      proxy.freeze();
+      try {
+        // Each waits on the replica until a check finds it down (within about 2 s), then runs on
+        // the primary; before, each waited for its statement limit (5 s) and answered 503.
+        const replies = await Promise.all(
+          [1, 2, 3, 4, 5, 6].map((limit) => api.get(`/v1/users?q=Seed&limit=${limit}`)),
+        );
+        expect(replies.map((reply) => reply.status)).toEqual(Array(6).fill(200));
+        expect(replies.map((reply) => reply.body.data.length)).toEqual([1, 2, 3, 3, 3, 3]);
+        expect((await replica0()).reason).toBe('down');
+      } finally {
+        await proxy.stop();
+        await proxy.start();
+      }
+      await rotation(true);
+    });
+
     it('a replica down: 200 from the primary, with rows written since, and readiness stays up', async () => {
       await rotation(true);
       await servers.replica.kill();
