@@ -12,7 +12,7 @@ const SHARED_CHARS = 8;
  * less (few where e-mails are made from names), through `ix_users_name_unshared`; and the reverse
  * for `sort=name`. See docs/architecture.md ("q").
  */
-const USERS_UNSHARED_INDEXES = [
+export const USERS_UNSHARED_INDEXES = [
   new TableIndex({
     name: 'ix_users_name_unshared',
     columnNames: [
@@ -38,6 +38,7 @@ const SHARED = Array.from({ length: SHARED_CHARS }, (_, i) => {
   const same = `ASCII(${char('name', at)}) BETWEEN 33 AND 126 AND ${lower('name', at)} = ${lower('email', at)}`;
   return `WHEN NOT (${same}) THEN ${i}`;
 });
+export const NAME_EMAIL_SHARED_EXPRESSION = `CASE ${SHARED.join(' ')} ELSE ${SHARED_CHARS} END`;
 
 export class UsersNameEmailShared1764374400000 implements MigrationInterface {
   name = 'UsersNameEmailShared1764374400000';
@@ -52,7 +53,7 @@ export class UsersNameEmailShared1764374400000 implements MigrationInterface {
         '`database` varchar(255) NULL, `schema` varchar(255) NULL, `table` varchar(255) NULL, ' +
         '`name` varchar(255) NULL, `value` text NULL) ENGINE=InnoDB',
     );
-    const expression = `CASE ${SHARED.join(' ')} ELSE ${SHARED_CHARS} END`;
+    const expression = NAME_EMAIL_SHARED_EXPRESSION;
     await queryRunner.query(
       "DELETE FROM `typeorm_metadata` WHERE `type` = 'GENERATED_COLUMN' AND `schema` = DATABASE() " +
         "AND `table` = 'users' AND `name` = 'name_email_shared'",

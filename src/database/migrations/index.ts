@@ -10,6 +10,7 @@ import { UsersRoleUpdatedAtIndex1764720000000 } from './1764720000000-users-role
 import { LoginActivitiesIpAddressNocase1764892800000 } from './1764892800000-login-activities-ip-address-nocase';
 import { TextColumnsUtf8mb41765065600000 } from './1765065600000-text-columns-utf8mb4';
 import { LoginActivitiesValuesNocase1765238400000 } from './1765238400000-login-activities-values-nocase';
+import { UsersNameEmailSharedStored1765411200000 } from './1765411200000-users-name-email-shared-stored';
 
 /** Every migration, in order. Listed by class (not by glob) so ts and compiled js load alike. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   LoginActivitiesIpAddressNocase1764892800000,
   TextColumnsUtf8mb41765065600000,
   LoginActivitiesValuesNocase1765238400000,
+  UsersNameEmailSharedStored1765411200000,
 ];
