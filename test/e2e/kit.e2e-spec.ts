@@ -116,10 +116,26 @@ describe('the test kit', () => {
       'data.user(): role_id must be a positive integer, not "2"',
     );
     await expect(kit.data.user({ created_at: '2026-01-01T00:00:00Z' } as never)).rejects.toThrow(
-      'data.user(): created_at must be a valid Date, not "2026-01-01T00:00:00Z"',
+      'data.user(): created_at must be a valid Date from year 1 to 9999, not "2026-01-01T00:00:00Z"',
     );
     await expect(kit.data.loginActivity({ session_id: 7 } as never)).rejects.toThrow(
       'data.loginActivity(): session_id must be a string or null, not 7',
+    );
+    await expect(kit.data.user({ created_at: new Date('x') })).rejects.toThrow(
+      'created_at must be a valid Date from year 1 to 9999, not an invalid Date',
+    );
+    await expect(
+      kit.data.user({ created_at: new Date('+010000-01-01T00:00:00Z') }),
+    ).rejects.toThrow('not the Date +010000-01-01T00:00:00.000Z');
+    await expect(kit.data.user({ name: new Date(0) } as never)).rejects.toThrow(
+      'name must be a string, not the Date 1970-01-01T00:00:00.000Z',
+    );
+    await expect(kit.data.user({ role_id: 2n } as never)).rejects.toThrow(
+      'role_id must be a positive integer, not 2n',
+    );
+    // A user the factory did not make would write a row no organization's token sees.
+    await expect(kit.data.loginActivity({ user: { id: 1 } } as never)).rejects.toThrow(
+      'user must be a user data.user() made (id, email, organization_id), not {"id":1}',
     );
     // What each takes passes: null where the column takes it.
     const login = await kit.data.loginActivity({ success: false, session_id: null });

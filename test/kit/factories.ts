@@ -69,16 +69,35 @@ const isOfType: Record<FieldType, (value: unknown) => boolean> = {
   text: (value) => typeof value === 'string',
   boolean: (value) => typeof value === 'boolean',
   id: (value) => Number.isSafeInteger(value) && (value as number) > 0,
-  time: (value) => value instanceof Date && !Number.isNaN(value.getTime()),
-  user: (value) => isOfType.id((value as { id?: unknown } | null)?.id),
+  time: (value) =>
+    value instanceof Date && value.getTime() >= EARLIEST_TIME && value.getTime() <= LATEST_TIME,
+  user: (value) => {
+    const user = value as Partial<UserRow> | null;
+    return (
+      isOfType.id(user?.id) && isOfType.text(user?.email) && isOfType.id(user?.organization_id)
+    );
+  },
 };
 const typeNames: Record<FieldType, string> = {
   text: 'a string',
   boolean: 'true or false',
   id: 'a positive integer',
-  time: 'a valid Date',
-  user: 'a user data.user() made',
+  time: 'a valid Date from year 1 to 9999',
+  user: 'a user data.user() made (id, email, organization_id)',
 };
+
+/** What a DATETIME column holds. */
+const EARLIEST_TIME = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_TIME = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** A value as a refusal names it: a Date as a Date, a bigint as one. */
+function shown(value: unknown): string {
+  if (value instanceof Date) {
+    return Number.isNaN(value.getTime()) ? 'an invalid Date' : `the Date ${value.toISOString()}`;
+  }
+  if (typeof value === 'bigint') return `${value}n`;
+  return JSON.stringify(value) ?? String(value);
+}
 
 /**
  * A misspelt field (`organisation_id`) would otherwise be dropped, or fail as a driver error; a
@@ -98,7 +117,7 @@ function checkFields(kind: string, values: object, fields: Fields): void {
     if (value === undefined || (value === null && nullable)) continue;
     if (!isOfType[type](value)) {
       throw new Error(
-        `data.${kind}(): ${field} must be ${typeNames[type]}${nullable ? ' or null' : ''}, not ${JSON.stringify(value) ?? String(value)}`,
+        `data.${kind}(): ${field} must be ${typeNames[type]}${nullable ? ' or null' : ''}, not ${shown(value)}`,
       );
     }
   }
