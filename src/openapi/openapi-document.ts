@@ -25,7 +25,7 @@ export interface PageLimits {
 const apiDescription = ({
   defaultLimit,
   maxLimit,
-}: PageLimits) => `Read-only, paginated listing of the platform's users and login activity.
+}: PageLimits) => `Read-only, paginated listings of the platform's records, one \`GET\` operation each.
 
 ## Authentication
 Every \`/v1\` route needs \`Authorization: Bearer <token>\`. Tokens (\`lsk_\` + 43 characters) are

@@ -11,17 +11,20 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { DataSource } from 'typeorm';
+import { createConnection } from 'mysql2/promise';
+import { testTarget } from '../kit';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const GENERATOR = ['-r', '@swc-node/register', 'src/cli/generate-listing.cli.ts'];
 
 /** The exit code, stdout and stderr of a process, whether it succeeded or not. */
-async function outcome(command: string, args: string[], cwd: string) {
+async function outcome(command: string, args: string[], cwd: string, env?: Record<string, string>) {
   try {
     const { stdout, stderr } = await run(command, args, {
       cwd,
-      env: process.env,
+      env: { ...process.env, ...env },
       maxBuffer: 16 * 1024 * 1024,
     });
     return { code: 0, stdout, stderr };
@@ -102,6 +105,69 @@ describe('the listing module generator', () => {
     const bad = await outcome(process.execPath, [...GENERATOR, 'Bad Name', '--out', project], ROOT);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('is not a listing name');
+  });
+
+  it("formats in this project's style into a root without its Prettier configuration", async () => {
+    const bare = mkdtempSync(join(tmpdir(), 'listing-bare-'));
+    try {
+      const result = await outcome(
+        process.execPath,
+        [...GENERATOR, 'gadgets', '--out', bare],
+        ROOT,
+      );
+      expect(result.code).toBe(0);
+      const prettier = join(ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs');
+      const check = await outcome(
+        process.execPath,
+        [prettier, '--config', join(ROOT, '.prettierrc'), '--check', 'src', 'test'],
+        bare,
+      );
+      expect(check.stdout + check.stderr).toContain('All matched files use Prettier code style');
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
+  it('makes its text columns utf8mb4_unicode_ci on MySQL whatever the database default, NOCASE on SQLite', async () => {
+    const migrate = ['-r', '@swc-node/register', 'src/cli/migrate.cli.ts'];
+    if (testTarget === 'mysql') {
+      // A latin1 database (MariaDB's own default): a filter's `Ω` would not compare there (500).
+      const url = new URL(process.env.DATABASE_URL!);
+      url.pathname = `/generated_latin1_${process.pid}`;
+      const admin = await createConnection({ uri: process.env.DATABASE_URL! });
+      try {
+        await admin.query(`CREATE DATABASE ${url.pathname.slice(1)} CHARACTER SET latin1`);
+        const migrated = await outcome(process.execPath, migrate, project, {
+          DATABASE_URL: url.toString(),
+        });
+        expect(migrated.stderr).toBe('');
+        const [columns] = await admin.query(
+          'SELECT CHARACTER_SET_NAME AS charset, COLLATION_NAME AS collation FROM information_schema.COLUMNS ' +
+            "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'delivery_addresses' AND COLUMN_NAME = 'name'",
+          [url.pathname.slice(1)],
+        );
+        expect(columns).toEqual([{ charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' }]);
+      } finally {
+        await admin.query(`DROP DATABASE IF EXISTS ${url.pathname.slice(1)}`);
+        await admin.end();
+      }
+    } else {
+      const file = join(project, 'generated.sqlite');
+      const migrated = await outcome(process.execPath, migrate, project, { SQLITE_PATH: file });
+      expect(migrated.stderr).toBe('');
+      const database = await new DataSource({
+        type: 'better-sqlite3',
+        database: file,
+      }).initialize();
+      try {
+        const [{ sql }] = await database.query<{ sql: string }[]>(
+          "SELECT sql FROM sqlite_master WHERE name = 'delivery_addresses'",
+        );
+        expect(sql).toMatch(/"name" varchar\(255\) COLLATE NOCASE/);
+      } finally {
+        await database.destroy();
+      }
+    }
   });
 
   it('type-checks with the project (tsc --noEmit)', async () => {

@@ -51,7 +51,7 @@ describe('generateListing', () => {
         "runner.createTable(\n  new Table({\n    name: 'audit_events',\n  }),\n);\n",
       );
       await expect(generateListing({ name: 'audit-events', out })).rejects.toThrow(
-        'a table audit_events is already created by test/extension/audit-events/audit-events.table.ts',
+        'audit_events is the name of a test listing (test/extension/audit-events/audit-events.table.ts), whose table and route the extension tests create beside the app: choose another name',
       );
       expect(existsSync(join(out, 'src'))).toBe(false);
     } finally {

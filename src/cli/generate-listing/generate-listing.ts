@@ -80,6 +80,8 @@ export interface GenerateResult {
 }
 
 const TEMPLATES = join(__dirname, 'templates');
+/** A file of this project (src/cli or dist/cli), whose Prettier configuration formats the output. */
+const PROJECT_FILE = join(__dirname, '..', '..', '..', 'package.json');
 
 /** The file that already creates `table` (a migration, or a test module's own table), if any. */
 function tableCreatedBy(out: string, table: string): string | undefined {
@@ -123,6 +125,12 @@ export async function generateListing(options: GenerateOptions): Promise<Generat
   );
   if (taken.length > 0) throw new Error(`already there, not overwritten: ${taken.join(', ')}`);
   const creator = tableCreatedBy(options.out, names.snake);
+  if (creator?.startsWith(join('test', 'extension'))) {
+    throw new Error(
+      `${names.snake} is the name of a test listing (${creator}), whose table and route the ` +
+        'extension tests create beside the app: choose another name',
+    );
+  }
   if (creator) {
     throw new Error(
       `a table ${names.snake} is already created by ${creator}: choose another name, or list it ` +
@@ -166,10 +174,14 @@ export async function generateListing(options: GenerateOptions): Promise<Generat
   };
 }
 
-/** The project's own Prettier style, so that names of any length give lint-clean files. */
+/**
+ * The project's own Prettier style, so that names of any length give lint-clean files: this
+ * project's, also for files written into another root (`--out /tmp/gen`), which has none.
+ */
 async function formatted(path: string, text: string): Promise<string> {
   const prettier = await import('prettier');
-  const config = await prettier.resolveConfig(path);
+  const config =
+    (await prettier.resolveConfig(path)) ?? (await prettier.resolveConfig(PROJECT_FILE));
   return prettier.format(text, { ...config, filepath: path });
 }
 
