@@ -7,8 +7,15 @@ import { oneAtATime, type TurnOptions } from './named-lock';
  * fail on each other's tables and indexes. On MySQL/MariaDB each in its own transaction under a
  * named lock; on SQLite all in one transaction that takes the file's write lock before it reads
  * which are pending. `turn`: how long to wait for another process's (MySQL/MariaDB), and who hears.
+ * With none pending it takes no lock.
  */
-export function applyMigrations(dataSource: DataSource, turn?: TurnOptions): Promise<Migration[]> {
+export async function applyMigrations(
+  dataSource: DataSource,
+  turn?: TurnOptions,
+): Promise<Migration[]> {
+  // Nothing pending, nothing to lock: a start or a CLI does not wait for another process's
+  // migrations, nor, on SQLite, for a writer of the file (30 s, then "database is locked").
+  if ((await pendingMigrations(dataSource)).length === 0) return [];
   if (dataSource.options.type === 'mysql') {
     return oneAtATime(
       dataSource,

@@ -173,6 +173,35 @@ describe('token CLI (npm run token)', () => {
     30_000,
   );
 
+  it("lists tokens at once while another process holds the migrations' lock, nothing being pending", async () => {
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DB_MIGRATIONS_RUN: 'false',
+      ...kit.database.env,
+    });
+    const holder = await new DataSource(buildDataSourceOptions(config)).initialize();
+    const runner = holder.createQueryRunner();
+    const mysql = config.database.kind === 'mysql';
+    try {
+      // Another instance's turn at the migrations; on SQLite, a writer of the file (the upstream
+      // system) in a long transaction.
+      await runner.query(
+        mysql
+          ? "SELECT GET_LOCK(CONCAT('listing-migrations:', SHA1(DATABASE())), 0)"
+          : 'BEGIN IMMEDIATE',
+      );
+      const env = { DATABASE_URL: '', ...kit.database.env, DB_MIGRATIONS_RUN: 'true' };
+      // Before, it waited for the lock (30 s on SQLite, the turn on MySQL) and failed there.
+      const listed = await runTs('src/cli/token.cli.ts', ['list'], env);
+      expect(listed.stderr).toBe('');
+      expect(listed.code).toBe(0);
+    } finally {
+      await runner.query(mysql ? 'SELECT RELEASE_ALL_LOCKS()' : 'ROLLBACK');
+      await runner.release();
+      await holder.destroy();
+    }
+  }, 90_000);
+
   it('says how to apply the migrations a database lacks, not which table it could not find', async () => {
     const bare = await createTestDatabase();
     try {
