@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { Principal } from '../common/auth/principal';
 import { ApiTokensRepository } from './api-tokens.repository';
@@ -26,7 +26,7 @@ const MAX_CACHED_LOOKUPS = 50_000;
  * tokens are refused without touching the database.
  */
 @Injectable()
-export class TokenAuthenticator {
+export class TokenAuthenticator implements OnModuleDestroy {
   private readonly logger = new Logger(TokenAuthenticator.name);
   private readonly lookups = new Map<string, CachedLookup>();
   private readonly inFlight = new Map<string, Promise<CachedLookup>>();
@@ -36,6 +36,10 @@ export class TokenAuthenticator {
   /** Writes of a last use that failed in a row, and when the next may be tried. */
   private failedLastUseWrites = 0;
   private lastUseRetryAt = 0;
+  /** Each token's use not written yet (another was being written, or its write failed). */
+  private readonly unwrittenUses = new Map<number, number>();
+  private retryTimer?: NodeJS.Timeout;
+  private closing = false;
   private readonly ttlMs: number;
   private readonly limitMs: number;
 
@@ -146,28 +150,46 @@ export class TokenAuthenticator {
 
   /**
    * Records use off the request path, at most once a minute per token and process, one write at a
-   * time: writes held up (a lock on the table) take one pool connection, not one per token.
+   * time: writes held up (a lock on the table) take one pool connection, not one per token. A use
+   * not written yet (another being written, or a write that failed) waits its turn, also when the
+   * token is not used again.
    */
   private noteUse(tokenId: number, now: number): void {
-    const last = this.lastUsedWrites.get(tokenId) ?? 0;
-    if (this.writingLastUse || now < this.lastUseRetryAt || now - last < LAST_USED_INTERVAL_MS) {
+    if (now - (this.lastUsedWrites.get(tokenId) ?? 0) < LAST_USED_INTERVAL_MS) return;
+    this.unwrittenUses.set(tokenId, now);
+    this.writeNextUse();
+  }
+
+  private writeNextUse(): void {
+    const next = this.unwrittenUses.entries().next();
+    if (this.writingLastUse || next.done || this.closing) return;
+    const waitMs = this.lastUseRetryAt - Date.now();
+    if (waitMs > 0) {
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = undefined;
+        this.writeNextUse();
+      }, waitMs).unref();
       return;
     }
-    this.lastUsedWrites.set(tokenId, now);
+    const [tokenId, at] = next.value;
+    this.unwrittenUses.delete(tokenId);
+    const previous = this.lastUsedWrites.get(tokenId) ?? 0;
+    this.lastUsedWrites.set(tokenId, at);
     this.writingLastUse = true;
     setImmediate(() => {
       this.tokens
-        .touchLastUsed(tokenId, new Date(now))
+        .touchLastUsed(tokenId, new Date(at))
         .then(() => {
           if (this.failedLastUseWrites > 0) this.logger.log('last_used_at is recorded again');
           [this.failedLastUseWrites, this.lastUseRetryAt] = [0, 0];
         })
         .catch((error: unknown) => {
           if (error instanceof AppClosingError) return; // the app is shutting down
-          // Not written (a lock held past its limit): the token's next use tries again, after a
-          // wait that doubles up to a minute, so that a user that may not write (SELECT only)
-          // costs a failed statement a minute, and its warning once, not one each request.
-          if (this.lastUsedWrites.get(tokenId) === now) this.lastUsedWrites.set(tokenId, last);
+          // Not written (a lock held past its limit): tried again after a wait that doubles up
+          // to a minute, so that a user that may not write (SELECT only) costs a failed
+          // statement a minute, and its warning once, not one each request.
+          if (this.lastUsedWrites.get(tokenId) === at) this.lastUsedWrites.set(tokenId, previous);
+          if (!this.unwrittenUses.has(tokenId)) this.unwrittenUses.set(tokenId, at);
           this.failedLastUseWrites += 1;
           const waitMs = Math.min(
             LAST_USED_INTERVAL_MS,
@@ -176,12 +198,20 @@ export class TokenAuthenticator {
           this.lastUseRetryAt = Date.now() + waitMs;
           if (this.failedLastUseWrites === 1) {
             this.logger.warn(
-              `could not record last_used_at for token ${tokenId}: ${String(error)}; tried again after a wait, up to once a minute, until it is`,
+              `could not record last_used_at for token ${tokenId}: ${String(error)}; tried again after 1 s, doubling up to a minute, until it is`,
             );
           }
         })
-        .finally(() => (this.writingLastUse = false));
+        .finally(() => {
+          this.writingLastUse = false;
+          this.writeNextUse();
+        });
     });
+  }
+
+  onModuleDestroy(): void {
+    this.closing = true;
+    clearTimeout(this.retryTimer);
   }
 }
 

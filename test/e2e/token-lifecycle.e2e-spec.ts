@@ -109,6 +109,32 @@ describe('token lifecycle', () => {
     expect(await writtenLastUse(id)).not.toBeNull();
   });
 
+  it('records a use whose write failed once the database takes it, though the token is not used again', async () => {
+    const { id, token } = await kit.tokenWithId();
+    const mysql = kit.dataSource.options.type === 'mysql';
+    await kit.dataSource.query(
+      mysql
+        ? "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'database is locked'"
+        : "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens BEGIN SELECT RAISE(ABORT, 'database is locked'); END",
+    );
+    try {
+      await get(token).expect(200); // its one use, while a writer holds the table
+      await sleep(300);
+    } finally {
+      await kit.dataSource.query('DROP TRIGGER refuse_last_use');
+    }
+    expect(await lastUsedAt(id)).toBeNull();
+    // Written by the retry after its wait (1 s or more: earlier tests' failures double it).
+    expect(
+      await eventually(
+        () => lastUsedAt(id),
+        (value) => value !== null,
+        20_000,
+        100,
+      ),
+    ).not.toBeNull();
+  }, 30_000);
+
   it('under a database user that may not write it, tries last_used_at after a growing wait and warns once', async () => {
     const { token } = await kit.tokenWithId();
     const mysql = kit.dataSource.options.type === 'mysql';
