@@ -94,9 +94,10 @@ export class ApiTokensRepository {
    * On the primary, under the statement limit as a look-up is: waiting for a lock on the table
    * (a dump's), it must not keep its pool connection from the requests.
    */
+  /** Never back: a use retried late (a lock) must not replace a later one another instance wrote. */
   async touchLastUsed(id: number, at: Date): Promise<void> {
     await this.onPrimary({
-      sql: 'UPDATE api_tokens SET last_used_at = :at WHERE id = :id',
+      sql: 'UPDATE api_tokens SET last_used_at = :at WHERE id = :id AND (last_used_at IS NULL OR last_used_at < :at)',
       params: { at: toSqlDatetime(at), id },
     });
   }

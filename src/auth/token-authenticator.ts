@@ -40,6 +40,8 @@ export class TokenAuthenticator implements OnModuleDestroy {
   private readonly unwrittenUses = new Map<number, number>();
   private retryTimer?: NodeJS.Timeout;
   private closing = false;
+  /** Tokens whose failed write was warned of, until one passes. */
+  private readonly warnedTokens = new Set<number>();
   private readonly ttlMs: number;
   private readonly limitMs: number;
 
@@ -180,7 +182,9 @@ export class TokenAuthenticator implements OnModuleDestroy {
       this.tokens
         .touchLastUsed(tokenId, new Date(at))
         .then(() => {
-          if (this.failedLastUseWrites > 0) this.logger.log('last_used_at is recorded again');
+          if (this.warnedTokens.delete(tokenId)) {
+            this.logger.log(`last_used_at of token ${tokenId} is recorded again`);
+          }
           [this.failedLastUseWrites, this.lastUseRetryAt] = [0, 0];
         })
         .catch((error: unknown) => {
@@ -196,7 +200,9 @@ export class TokenAuthenticator implements OnModuleDestroy {
             1000 * 2 ** (this.failedLastUseWrites - 1),
           );
           this.lastUseRetryAt = Date.now() + waitMs;
-          if (this.failedLastUseWrites === 1) {
+          // Once per token until its write passes (another token's passing does not reset it).
+          if (!this.warnedTokens.has(tokenId)) {
+            this.warnedTokens.add(tokenId);
             this.logger.warn(
               `could not record last_used_at for token ${tokenId}: ${String(error)}; tried again after 1 s, doubling up to a minute, until it is`,
             );

@@ -158,3 +158,74 @@ describe('token lifecycle', () => {
     }
   });
 });
+
+describe("a token's last use written late", () => {
+  let kit: TestApp;
+  beforeAll(async () => {
+    kit = await startTestApp({ captureLogs: true });
+  });
+  afterAll(() => kit.close());
+
+  const get = (token: string) =>
+    kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+  const lastUsedAt = async (id: number): Promise<string | null> => {
+    const [row] = await kit.dataSource.query('SELECT last_used_at FROM api_tokens WHERE id = ?', [
+      id,
+    ]);
+    return row.last_used_at === null ? null : String(row.last_used_at);
+  };
+  const warnings = (id: number) =>
+    kit
+      .logs()
+      .filter((line) =>
+        String(line.msg).startsWith(`could not record last_used_at for token ${id}:`),
+      ).length;
+  /** Refuses updates of one token's row, as a writer holding it locked would. */
+  const refuse = (id: number) =>
+    kit.dataSource.query(
+      kit.dataSource.options.type === 'mysql'
+        ? `CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW BEGIN IF OLD.id = ${id} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused'; END IF; END`
+        : `CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens WHEN OLD.id = ${id} BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
+  const allow = () => kit.dataSource.query('DROP TRIGGER refuse_last_use');
+
+  it('never takes last_used_at back: a retried use older than one another instance wrote', async () => {
+    const { id, token } = await kit.tokenWithId();
+    await refuse(id);
+    try {
+      await get(token).expect(200);
+      await sleep(300); // its write has failed: tried again after a second
+    } finally {
+      await allow();
+    }
+    // Another instance records a later use meanwhile.
+    const later = new Date(Date.now() + 1000).toISOString().slice(0, 23).replace('T', ' ');
+    await kit.dataSource.query('UPDATE api_tokens SET last_used_at = ? WHERE id = ?', [later, id]);
+    const written = await lastUsedAt(id);
+    await eventually(
+      async () => kit.logs().filter((line) => /is recorded again/.test(String(line.msg))).length,
+      (count) => count > 0,
+      10_000,
+      100,
+    );
+    expect(await lastUsedAt(id)).toBe(written);
+  }, 20_000);
+
+  it('warns once of a token whose row refuses its write while other tokens are written', async () => {
+    const stuck = await kit.tokenWithId();
+    const other = await kit.tokenWithId();
+    await refuse(stuck.id);
+    try {
+      // Each token used every 100 ms for 3 s: the other one's uses are written (once a minute).
+      for (let i = 0; i < 30; i++) {
+        await get(stuck.token).expect(200);
+        await get(other.token).expect(200);
+        await sleep(100);
+      }
+      expect(warnings(stuck.id)).toBe(1);
+      expect(await lastUsedAt(other.id)).not.toBeNull();
+    } finally {
+      await allow();
+    }
+  }, 20_000);
+});
