@@ -1,5 +1,5 @@
 import { type DataSource, type Migration, MigrationExecutor, type QueryRunner } from 'typeorm';
-import { oneAtATime, type TurnOptions } from './named-lock';
+import { oneAtATime, type TurnOptions, withWriteLock } from './named-lock';
 
 /**
  * Applies the pending migrations, one process at a time: instances started together with
@@ -56,25 +56,4 @@ function pending(
   const executor = new MigrationExecutor(dataSource, runner);
   executor.transaction = transaction;
   return executor.executePendingMigrations();
-}
-
-/** `work` in a SQLite transaction begun IMMEDIATE: it waits for other writers, then holds them off. */
-async function withWriteLock<T>(
-  dataSource: DataSource,
-  work: (runner: QueryRunner) => Promise<T>,
-): Promise<T> {
-  const runner = dataSource.createQueryRunner();
-  try {
-    await runner.query('BEGIN IMMEDIATE');
-    try {
-      const result = await work(runner);
-      await runner.query('COMMIT');
-      return result;
-    } catch (error) {
-      await runner.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  } finally {
-    await runner.release();
-  }
 }

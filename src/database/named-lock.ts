@@ -70,3 +70,24 @@ export async function oneAtATime<T>(
     await runner.release();
   }
 }
+
+/** `work` in a SQLite transaction begun IMMEDIATE: it waits for other writers, then holds them off. */
+export async function withWriteLock<T>(
+  dataSource: DataSource,
+  work: (runner: QueryRunner) => Promise<T>,
+): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.query('BEGIN IMMEDIATE');
+    try {
+      const result = await work(runner);
+      await runner.query('COMMIT');
+      return result;
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    await runner.release();
+  }
+}

@@ -85,3 +85,24 @@ describe('quick start on the embedded default', () => {
     expect(server.output()).not.toContain('seeded demo data');
   });
 });
+
+describe('two instances started together on a new embedded file', () => {
+  it('both serve, and the demo data is seeded once', async () => {
+    // Each round a new file: the second instance's seed read before it wrote, and could not write
+    // once the first had ("database is locked" at boot, exit 1), in about 3 starts of 8.
+    for (let round = 0; round < 4; round++) {
+      const dir = mkdtempSync(join(tmpdir(), 'listing-two-starts-'));
+      const env = { SQLITE_PATH: join(dir, 'listing.sqlite'), DATABASE_URL: '' };
+      const started = await Promise.allSettled([startServerProcess(env), startServerProcess(env)]);
+      try {
+        expect(started.map(({ status }) => status)).toEqual(['fulfilled', 'fulfilled']);
+        const outputs = started.map((s) => (s.status === 'fulfilled' ? s.value.output() : ''));
+        expect(outputs.filter((output) => output.includes('seeded demo data'))).toHaveLength(1);
+      } finally {
+        for (const s of started)
+          if (s.status === 'fulfilled') await stopServerProcess(s.value.process);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }, 120_000);
+});

@@ -1,5 +1,5 @@
-import type { DataSource, EntityManager } from 'typeorm';
-import { oneAtATime, type TurnOptions } from '../named-lock';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { oneAtATime, type TurnOptions, withWriteLock } from '../named-lock';
 import { toSqlDatetime } from '../row-values';
 import { SeededRandom } from './random';
 
@@ -201,11 +201,20 @@ export async function seedDemoData(
     (options.users === 0 ? 0 : Math.max(3, Math.min(2000, Math.ceil(options.users / 250))));
 
   // Seeds beside each other would add the same roles and take the same ids.
+  // On SQLite its transaction takes the write lock before it reads: one that read first could
+  // not write once another process (an instance started beside it) had.
+  const inTransaction = <T>(
+    runner: QueryRunner | undefined,
+    work: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> =>
+    dataSource.options.type === 'mysql'
+      ? (runner?.manager ?? dataSource.manager).transaction(work)
+      : withWriteLock(dataSource, (locked) => work(locked.manager));
   return oneAtATime(
     dataSource,
     'seed',
     (runner) =>
-      (runner?.manager ?? dataSource.manager).transaction(async (manager) => {
+      inTransaction(runner, async (manager) => {
         if (options.onlyIfEmpty && (await maxId(manager, 'users')) > 0) {
           return { organizations: 0, users: 0, activities: 0, skipped: true };
         }
