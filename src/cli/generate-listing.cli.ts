@@ -7,7 +7,7 @@ const USAGE = `Usage: npm run generate:listing -- <name> [--singular <name>] [--
 Writes the skeleton of a listing module: src/<name>/ (definition, entity, filter DTO, view,
 repository, service, controller, module), a migration (registered in migrations/index.ts) and
 test/e2e/<name>.e2e-spec.ts running the shared listing contract. <name> is plural and lower case,
-e.g. audit-events (served as GET /v1/audit_events, scope audit_events:read).`;
+e.g. delivery-addresses (served as GET /v1/delivery_addresses, scope delivery_addresses:read).`;
 
 /** Writes a new listing module's skeleton and says what to do next. */
 async function main(): Promise<void> {

@@ -27,7 +27,7 @@ const NAME = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/;
 export function listingNames(name: string, singular?: string): ListingNames {
   if (!NAME.test(name)) {
     throw new Error(
-      `"${name}" is not a listing name: lower-case words joined by - or _, plural (e.g. audit-events)`,
+      `"${name}" is not a listing name: lower-case words joined by - or _, plural (e.g. delivery-addresses)`,
     );
   }
   const words = name.split(/[-_]/);
