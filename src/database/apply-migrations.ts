@@ -1,5 +1,5 @@
 import { type DataSource, type Migration, MigrationExecutor, type QueryRunner } from 'typeorm';
-import { oneAtATime, type TurnOptions, withWriteLock } from './named-lock';
+import { oneAtATime, type TurnOptions } from './named-lock';
 
 /**
  * Applies the pending migrations, one process at a time: instances started together with
@@ -16,15 +16,14 @@ export async function applyMigrations(
   // Nothing pending, nothing to lock: a start or a CLI does not wait for another process's
   // migrations, nor, on SQLite, for a writer of the file (30 s, then "database is locked").
   if ((await pendingMigrations(dataSource)).length === 0) return [];
-  if (dataSource.options.type === 'mysql') {
-    return oneAtATime(
-      dataSource,
-      'migrations',
-      (runner) => pending(dataSource, runner, 'each'),
-      turn,
-    );
-  }
-  return withWriteLock(dataSource, (runner) => pending(dataSource, runner, 'none'));
+  // SQLite's run in the one transaction that holds the file's write lock.
+  const transaction = dataSource.options.type === 'mysql' ? 'each' : 'none';
+  return oneAtATime(
+    dataSource,
+    'migrations',
+    (runner) => pending(dataSource, runner, transaction),
+    turn,
+  );
 }
 
 /**
@@ -50,7 +49,7 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
 
 function pending(
   dataSource: DataSource,
-  runner: QueryRunner | undefined,
+  runner: QueryRunner,
   transaction: 'each' | 'none',
 ): Promise<Migration[]> {
   const executor = new MigrationExecutor(dataSource, runner);

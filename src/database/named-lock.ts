@@ -33,16 +33,16 @@ export function serverTurn(logger: Logger, statementTimeoutMs: number): TurnOpti
 /**
  * `work`, one process at a time per database and `name`: on MySQL/MariaDB under a named lock
  * (GET_LOCK) held by the connection `work` is given, which it must run on (with a pool of one, a
- * second connection would never come). On SQLite, as it comes: the file lets one writer in at a
- * time (`work` writes before it reads, or takes the write lock first).
+ * second connection would never come). On SQLite in a transaction that takes the file's write
+ * lock before `work` reads: one that read first could not write once another process had.
  */
 export async function oneAtATime<T>(
   dataSource: DataSource,
   name: string,
-  work: (runner?: QueryRunner) => Promise<T>,
+  work: (runner: QueryRunner) => Promise<T>,
   { onWait, waitS = LOCK_WAIT_S }: TurnOptions = {},
 ): Promise<T> {
-  if (dataSource.options.type !== 'mysql') return work();
+  if (dataSource.options.type !== 'mysql') return withWriteLock(dataSource, work);
   const runner = dataSource.createQueryRunner();
   // The database's name hashed: MySQL 8 takes lock names of at most 64 characters.
   const lockName = `CONCAT('listing-${name}:', SHA1(DATABASE()))`;
@@ -72,7 +72,7 @@ export async function oneAtATime<T>(
 }
 
 /** `work` in a SQLite transaction begun IMMEDIATE: it waits for other writers, then holds them off. */
-export async function withWriteLock<T>(
+async function withWriteLock<T>(
   dataSource: DataSource,
   work: (runner: QueryRunner) => Promise<T>,
 ): Promise<T> {

@@ -19,6 +19,33 @@ async function pollUntilStatus(probe: () => Promise<{ status: number }>, status:
   }
 }
 
+/** What the cases ask of an app: a listing request with a token, and a token's last_used_at. */
+function tokenUses(kit: TestApp) {
+  return {
+    get: (token: string) => kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`),
+    lastUsedAt: async (id: number): Promise<string | null> => {
+      const [row] = await kit.dataSource.query('SELECT last_used_at FROM api_tokens WHERE id = ?', [
+        id,
+      ]);
+      return row.last_used_at === null ? null : String(row.last_used_at);
+    },
+  };
+}
+
+/**
+ * Makes the database refuse updates of api_tokens (of the row `id` alone, given one), as a lock
+ * held past its limit or a user that may not write would; what it returns lifts that.
+ */
+async function refuseLastUseWrites(kit: TestApp, id?: number): Promise<() => Promise<unknown>> {
+  const refused = id === undefined ? '1 = 1' : `OLD.id = ${id}`;
+  await kit.dataSource.query(
+    kit.dataSource.options.type === 'mysql'
+      ? `CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW BEGIN IF ${refused} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused'; END IF; END`
+      : `CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens WHEN ${refused} BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+  );
+  return () => kit.dataSource.query('DROP TRIGGER refuse_last_use');
+}
+
 describe('token lifecycle', () => {
   let kit: TestApp;
 
@@ -30,14 +57,8 @@ describe('token lifecycle', () => {
   });
   afterAll(() => kit.close());
 
-  const get = (token: string) =>
-    kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
-  const lastUsedAt = async (id: number): Promise<string | null> => {
-    const [row] = await kit.dataSource.query('SELECT last_used_at FROM api_tokens WHERE id = ?', [
-      id,
-    ]);
-    return row.last_used_at === null ? null : String(row.last_used_at);
-  };
+  const get = (token: string) => tokenUses(kit).get(token);
+  const lastUsedAt = (id: number) => tokenUses(kit).lastUsedAt(id);
   /** `last_used_at` once written (off the request path: shortly after the reply), or null. */
   const writtenLastUse = (id: number) =>
     eventually(
@@ -91,17 +112,12 @@ describe('token lifecycle', () => {
 
   it('records last_used_at at the next use when a write of it failed (a lock held too long)', async () => {
     const { id, token } = await kit.tokenWithId();
-    const mysql = kit.dataSource.options.type === 'mysql';
-    await kit.dataSource.query(
-      mysql
-        ? "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused'"
-        : "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens BEGIN SELECT RAISE(ABORT, 'refused'); END",
-    );
+    const allow = await refuseLastUseWrites(kit);
     try {
       await get(token).expect(200);
       await sleep(300); // its write has failed
     } finally {
-      await kit.dataSource.query('DROP TRIGGER refuse_last_use');
+      await allow();
     }
     expect(await lastUsedAt(id)).toBeNull();
     await sleep(1000); // the wait after a first failure
@@ -111,17 +127,12 @@ describe('token lifecycle', () => {
 
   it('records a use whose write failed once the database takes it, though the token is not used again', async () => {
     const { id, token } = await kit.tokenWithId();
-    const mysql = kit.dataSource.options.type === 'mysql';
-    await kit.dataSource.query(
-      mysql
-        ? "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'database is locked'"
-        : "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens BEGIN SELECT RAISE(ABORT, 'database is locked'); END",
-    );
+    const allow = await refuseLastUseWrites(kit);
     try {
       await get(token).expect(200); // its one use, while a writer holds the table
       await sleep(300);
     } finally {
-      await kit.dataSource.query('DROP TRIGGER refuse_last_use');
+      await allow();
     }
     expect(await lastUsedAt(id)).toBeNull();
     // Written by the retry after its wait (1 s or more: earlier tests' failures double it).
@@ -137,15 +148,10 @@ describe('token lifecycle', () => {
 
   it('under a database user that may not write it, tries last_used_at after a growing wait and warns once', async () => {
     const { token } = await kit.tokenWithId();
-    const mysql = kit.dataSource.options.type === 'mysql';
     const warnings = () =>
       kit.logs().filter((line) => /could not record last_used_at/.test(String(line.msg))).length;
     const before = warnings();
-    await kit.dataSource.query(
-      mysql
-        ? "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'UPDATE command denied'"
-        : "CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens BEGIN SELECT RAISE(ABORT, 'attempt to write a readonly database'); END",
-    );
+    const allow = await refuseLastUseWrites(kit);
     try {
       // 40 uses in over 2 s: tried at the first, a second later, then two more: one warning.
       for (let i = 0; i < 40; i++) {
@@ -154,7 +160,7 @@ describe('token lifecycle', () => {
       }
       expect(warnings() - before).toBe(1);
     } finally {
-      await kit.dataSource.query('DROP TRIGGER refuse_last_use');
+      await allow();
     }
   });
 });
@@ -166,32 +172,18 @@ describe("a token's last use written late", () => {
   });
   afterAll(() => kit.close());
 
-  const get = (token: string) =>
-    kit.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
-  const lastUsedAt = async (id: number): Promise<string | null> => {
-    const [row] = await kit.dataSource.query('SELECT last_used_at FROM api_tokens WHERE id = ?', [
-      id,
-    ]);
-    return row.last_used_at === null ? null : String(row.last_used_at);
-  };
+  const get = (token: string) => tokenUses(kit).get(token);
+  const lastUsedAt = (id: number) => tokenUses(kit).lastUsedAt(id);
   const warnings = (id: number) =>
     kit
       .logs()
       .filter((line) =>
         String(line.msg).startsWith(`could not record last_used_at for token ${id}:`),
       ).length;
-  /** Refuses updates of one token's row, as a writer holding it locked would. */
-  const refuse = (id: number) =>
-    kit.dataSource.query(
-      kit.dataSource.options.type === 'mysql'
-        ? `CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens FOR EACH ROW BEGIN IF OLD.id = ${id} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused'; END IF; END`
-        : `CREATE TRIGGER refuse_last_use BEFORE UPDATE ON api_tokens WHEN OLD.id = ${id} BEGIN SELECT RAISE(ABORT, 'refused'); END`,
-    );
-  const allow = () => kit.dataSource.query('DROP TRIGGER refuse_last_use');
 
   it('never takes last_used_at back: a retried use older than one another instance wrote', async () => {
     const { id, token } = await kit.tokenWithId();
-    await refuse(id);
+    const allow = await refuseLastUseWrites(kit, id);
     try {
       await get(token).expect(200);
       await sleep(300); // its write has failed: tried again after a second
@@ -214,7 +206,7 @@ describe("a token's last use written late", () => {
   it('warns once of a token whose row refuses its write while other tokens are written', async () => {
     const stuck = await kit.tokenWithId();
     const other = await kit.tokenWithId();
-    await refuse(stuck.id);
+    const allow = await refuseLastUseWrites(kit, stuck.id);
     try {
       // Each token used every 100 ms for 3 s: the other one's uses are written (once a minute).
       for (let i = 0; i < 30; i++) {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestIdOf } from './request-id.middleware';
-import { securityHeaderFields } from './security-headers';
+import { SECURITY_HEADER_FIELDS } from './security-headers';
 import { reasonPhrase } from '../problem-details/reason-phrase';
 
 /** What Node's HTTP parser refuses, by error code; anything else it refuses answers 400. */
@@ -42,7 +42,7 @@ function problemOf(status: number, detail: string, requestId: string = randomUUI
 const rawReply = (status: number, title: string, requestId: string, body: string, headers = '') =>
   `HTTP/1.1 ${status} ${title}\r\n${headers}Content-Type: application/problem+json\r\n` +
   `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
-  Object.entries(securityHeaderFields())
+  Object.entries(SECURITY_HEADER_FIELDS)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('') +
   'Cache-Control: no-store\r\nConnection: close\r\n\r\n' +
@@ -74,7 +74,7 @@ export function answerParserErrors(server: Server, maxHeaderBytes: number): void
       'Content-Type': 'application/problem+json',
       'Content-Length': Buffer.byteLength(body),
       'X-Request-Id': requestId,
-      ...securityHeaderFields(),
+      ...SECURITY_HEADER_FIELDS,
       'Cache-Control': 'no-store',
     });
     response.end(body);

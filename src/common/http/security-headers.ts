@@ -16,21 +16,16 @@ export const securityHeaders: RequestHandler = helmet({
   xXssProtection: false,
 });
 
-let headersOnce: Record<string, string> | undefined;
-
 /**
  * The headers `securityHeaders` sets, for the replies written past Express (the HTTP parser's):
  * asked of helmet itself, once, so that every reply carries the same.
  */
-export function securityHeaderFields(): Record<string, string> {
-  if (!headersOnce) {
-    const fields: Record<string, string> = {};
-    const response = {
-      setHeader: (name: string, value: unknown) => (fields[name] = String(value)),
-      removeHeader: () => undefined,
-    };
-    securityHeaders({} as never, response as never, () => undefined);
-    headersOnce = fields;
-  }
-  return headersOnce;
-}
+export const SECURITY_HEADER_FIELDS: Readonly<Record<string, string>> = (() => {
+  const fields: Record<string, string> = {};
+  const response = {
+    setHeader: (name: string, value: unknown) => (fields[name] = String(value)),
+    removeHeader: () => undefined,
+  };
+  securityHeaders({} as never, response as never, () => undefined);
+  return fields;
+})();

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
-import { oneAtATime, type TurnOptions, withWriteLock } from '../named-lock';
+import { oneAtATime, type TurnOptions } from '../named-lock';
 import { toSqlDatetime } from '../row-values';
 import { SeededRandom } from './random';
 
@@ -200,16 +200,10 @@ export async function seedDemoData(
     options.organizations ??
     (options.users === 0 ? 0 : Math.max(3, Math.min(2000, Math.ceil(options.users / 250))));
 
-  // Seeds beside each other would add the same roles and take the same ids.
-  // On SQLite its transaction takes the write lock before it reads: one that read first could
-  // not write once another process (an instance started beside it) had.
-  const inTransaction = <T>(
-    runner: QueryRunner | undefined,
-    work: (manager: EntityManager) => Promise<T>,
-  ): Promise<T> =>
-    dataSource.options.type === 'mysql'
-      ? (runner?.manager ?? dataSource.manager).transaction(work)
-      : withWriteLock(dataSource, (locked) => work(locked.manager));
+  // Seeds beside each other would add the same roles and take the same ids. On SQLite the turn
+  // is already the transaction that holds the write lock.
+  const inTransaction = <T>(runner: QueryRunner, work: (manager: EntityManager) => Promise<T>) =>
+    dataSource.options.type === 'mysql' ? runner.manager.transaction(work) : work(runner.manager);
   return oneAtATime(
     dataSource,
     'seed',
