@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import {
   asExport,
   equalsFilter,
+  exactFilter,
   filterQuery,
   pageIds,
+  prefixFilter,
   rangeFilter,
   referenceIds,
   startTestApp,
@@ -191,5 +193,38 @@ describe('the test kit', () => {
       expect(expected.length).toBeGreaterThan(0);
       expect(pageIds((await api.get(path).expect(200)).body)).toEqual(expected);
     }
+  });
+  it('gives rows made together their own ids', async () => {
+    const organizations = await Promise.all([1, 2, 3].map(() => kit.data.organization()));
+    const users = await Promise.all(
+      organizations.map((organization) => kit.data.user({ organization_id: organization.id })),
+    );
+    expect(new Set(organizations.map(({ id }) => id)).size).toBe(3);
+    expect(new Set(users.map(({ id }) => id)).size).toBe(3);
+    for (const [i, organization] of organizations.entries()) {
+      const api = await kit.client({ organizationId: organization.id });
+      expect(pageIds((await api.get('/v1/users').expect(200)).body)).toEqual([users[i].id]);
+    }
+  });
+
+  it('states q and a byte-for-byte filter as the API reads them', async () => {
+    const organization = await kit.data.organization();
+    const user = await kit.data.user({ organization_id: organization.id, name: 'a_c' });
+    await kit.data.user({ organization_id: organization.id, name: 'abc' });
+    const api = await kit.client({ organizationId: organization.id });
+    for (const q of ['a_', 'a%']) {
+      const filters = [prefixFilter(q)];
+      const expected = await referenceIds(kit.dataSource, 'users', filters, 'id', organization.id);
+      const served = pageIds((await api.get(`/v1/users?${filterQuery(filters)}`).expect(200)).body);
+      expect({ q, ids: expected }).toEqual({ q, ids: served });
+    }
+    await kit.data.loginActivity({ user, session_id: 'sess_AbC' });
+    await kit.data.loginActivity({ user, session_id: 'sess_abc' });
+    const filters = [exactFilter('session_id', 'sess_AbC')];
+    const expected = await referenceIds(kit.dataSource, 'login_activities', filters, 'id');
+    expect(expected).toHaveLength(1);
+    const path = `/v1/login_activities?${filterQuery(filters)}`;
+    const platform = await kit.client();
+    expect(pageIds((await platform.get(path).expect(200)).body)).toEqual(expected);
   });
 });

@@ -269,13 +269,14 @@ export class DataFactory {
 
   private async insert(table: string, values: Record<string, unknown>): Promise<number> {
     const columns = Object.keys(values);
+    const mysql = this.dataSource.options.type === 'mysql';
+    // On SQLite the id comes back with the insert: a second statement on the shared connection
+    // could read another insert's id (factories called together, in one Promise.all).
     const result = await this.dataSource.query(
-      `INSERT INTO \`${table}\` (${columns.map((column) => `\`${column}\``).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      `INSERT INTO \`${table}\` (${columns.map((column) => `\`${column}\``).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${mysql ? '' : ' RETURNING id'}`,
       Object.values(values),
     );
-    if (this.dataSource.options.type === 'mysql') return Number(result.insertId);
-    const [row] = await this.dataSource.query('SELECT last_insert_rowid() AS id');
-    return Number(row.id);
+    return Number(mysql ? result.insertId : result[0].id);
   }
 }
 

@@ -40,6 +40,15 @@ export function equalsFilter(
   return { parameter, value: String(value), sql: `\`${column}\` = ?`, params: [bound] };
 }
 
+/**
+ * `parameter=value` for a filter that matches byte for byte (`session_id`): the same value in
+ * other capitals, which MySQL's collations take as equal, is not a match.
+ */
+export function exactFilter(parameter: string, value: string, column = parameter): FilterCase {
+  const sql = `\`${column}\` = ? AND HEX(\`${column}\`) = HEX(?)`;
+  return { parameter, value, sql, params: [value, value] };
+}
+
 /** A time range's end: `>=` for `…_from`, `<` for `…_to`. */
 export function rangeFilter(
   parameter: string,
@@ -52,11 +61,13 @@ export function rangeFilter(
 
 /** `q`: a prefix of the name or the e-mail. */
 export function prefixFilter(q: string): FilterCase {
+  // `!`, `%` and `_` in `q` match themselves, as the API reads them.
+  const pattern = `${q.replace(/[!%_]/g, (char) => `!${char}`)}%`;
   return {
     parameter: 'q',
     value: q,
     sql: "(name LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!')",
-    params: [`${q}%`, `${q}%`],
+    params: [pattern, pattern],
   };
 }
 
