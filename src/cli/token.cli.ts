@@ -5,6 +5,9 @@ import { TokenIssueError, TokenIssuer } from '../auth/token-issuer';
 import { registeredScopeNames } from '../common/auth/scope-registry';
 import { loadListingScopes, openMigratedDataSource, runCli, UsageError } from './cli-support';
 
+/** The last instant a DATETIME column holds. */
+const LATEST_EXPIRY = Date.parse('9999-12-31T23:59:59.999Z');
+
 // A function: the scopes are registered once main has loaded the listings.
 const usage = () => `usage:
   npm run token -- create --name NAME --scopes SCOPE[,SCOPE...] [--organization ID] [--expires-in 30d]
@@ -73,6 +76,12 @@ async function create(args: string[]): Promise<void> {
   const expiresInMs = expiresIn === undefined ? null : parseDuration(expiresIn);
   if (expiresIn !== undefined && expiresInMs === null) {
     throw new UsageError('--expires-in must be a number and a unit, e.g. 90s, 15m, 12h, 30d, 2w');
+  }
+  // A DATETIME holds years up to 9999: a later expiry was stored wrapped (expired) or refused.
+  if (expiresInMs !== null && Date.now() + expiresInMs > LATEST_EXPIRY) {
+    throw new UsageError(
+      '--expires-in must end by 9999-12-31; leave it out for a token that never expires',
+    );
   }
 
   const { dataSource } = await openMigratedDataSource();

@@ -105,6 +105,21 @@ describe('token CLI (npm run token)', () => {
     expect(response.body.data[0].organization_id).toBe(acme.id);
   }, 30_000);
 
+  it('refuses an expiry past year 9999, which the database cannot hold, and makes no token', async () => {
+    const created = await cli(
+      'create',
+      '--name',
+      'far',
+      '--scopes',
+      'users:read',
+      '--expires-in',
+      '999999w',
+    );
+    expect(created.code).toBe(2);
+    expect(created.stderr).toContain('--expires-in must end by 9999-12-31');
+    expect(await kit.dataSource.query("SELECT id FROM api_tokens WHERE name = 'far'")).toEqual([]);
+  });
+
   it('names every scope the service has in its usage', async () => {
     loadListingScopes();
     const result = await cli('--help');
