@@ -61,4 +61,19 @@ describe('npm run start:prod', () => {
       }
     }
   });
+  it('applies NODE_HEAP_MAX_MB written with leading zeros as the number the app reads', async () => {
+    const app = join(dir, 'print-flags.js');
+    writeFileSync(app, 'console.log(JSON.stringify(process.execArgv));\n');
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn(join(PROJECT_ROOT, 'bin', 'start-prod'), [app], {
+        env: { ...process.env, NODE_HEAP_MAX_MB: '000256' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let printed = '';
+      child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', () => resolve(printed));
+    });
+    expect(JSON.parse(output)).toContain('--max-old-space-size=256');
+  });
 });
