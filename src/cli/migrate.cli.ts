@@ -1,10 +1,13 @@
 import { openDataSource, runCli, UsageError } from './cli-support';
 
+const USAGE = `usage: npm run migration:run
+Applies the pending migrations to DATABASE_URL (or the embedded SQLite file).`;
+
 /** Applies pending migrations to DATABASE_URL (or the embedded default). */
 async function main(): Promise<void> {
-  if (process.argv.length > 2) {
-    throw new UsageError(`unexpected argument "${process.argv[2]}"\nusage: npm run migration:run`);
-  }
+  const [argument] = process.argv.slice(2);
+  if (argument === '--help' || argument === '-h') return console.log(USAGE);
+  if (argument !== undefined) throw new UsageError(`unexpected argument "${argument}"\n${USAGE}`);
   const { dataSource, applied } = await openDataSource({ migrationsRun: true });
   try {
     console.log(

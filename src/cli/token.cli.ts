@@ -21,7 +21,9 @@ as a SHA-256 hash. --expires-in takes a number and a unit: s, m, h, d or w (e.g.
 async function main(): Promise<void> {
   loadListingScopes();
   const [command, ...rest] = process.argv.slice(2);
-  if (!command || command === 'help' || command === '--help') {
+  const helpFlag = (word: string) => word === '--help' || word === '-h';
+  // As the other commands take it: `token -h`, `token create --help`.
+  if (!command || command === 'help' || helpFlag(command) || rest.some(helpFlag)) {
     console.log(usage());
     if (!command) throw new UsageError('a command is needed: create, list or revoke');
     return;

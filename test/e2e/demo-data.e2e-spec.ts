@@ -125,6 +125,9 @@ describe('demo data', () => {
     const help = await runTs('src/cli/seed.cli.ts', ['--help'], database.env);
     expect([help.code, help.stderr]).toEqual([0, '']);
     expect(help.stdout).toMatch(/^usage: npm run seed/);
+    const migrateHelp = await runTs('src/cli/migrate.cli.ts', ['--help'], database.env);
+    expect([migrateHelp.code, migrateHelp.stderr]).toEqual([0, '']);
+    expect(migrateHelp.stdout).toMatch(/^usage: npm run migration:run/);
 
     const [before] = await source.query('SELECT COUNT(*) AS n FROM organizations');
     const none = await runTs('src/cli/seed.cli.ts', ['--users', '0', '--activities', '0'], {

@@ -125,6 +125,16 @@ describe('token CLI (npm run token)', () => {
     const result = await cli('--help');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`SCOPE is one of: ${registeredScopeNames().join(', ')}.`);
+    // Asked of a command too, as the other commands take it.
+    for (const asked of [['create', '--help'], ['revoke', '-h'], ['-h']]) {
+      const help = await cli(...asked);
+      expect({ asked, code: help.code, stderr: help.stderr }).toEqual({
+        asked,
+        code: 0,
+        stderr: '',
+      });
+      expect(help.stdout).toMatch(/^usage:/);
+    }
   });
 
   it('lists tokens without revealing them, and revokes one', async () => {
