@@ -207,6 +207,15 @@ describe('the test kit', () => {
     }
   });
 
+  it("gives a row of a module's own table its key, whatever the key column's name", async () => {
+    const key = testTarget === 'mysql' ? 'INT AUTO_INCREMENT PRIMARY KEY' : 'INTEGER PRIMARY KEY';
+    await kit.dataSource.query(`CREATE TABLE kit_widgets (widget_id ${key}, name VARCHAR(20))`);
+    const ids = [await kit.data.row('kit_widgets', { name: 'a' })];
+    ids.push(await kit.data.row('kit_widgets', { name: 'b' }));
+    const rows = await kit.dataSource.query('SELECT widget_id FROM kit_widgets ORDER BY widget_id');
+    expect(ids).toEqual(rows.map(({ widget_id }: { widget_id: unknown }) => Number(widget_id)));
+  });
+
   it('states q and a byte-for-byte filter as the API reads them', async () => {
     const organization = await kit.data.organization();
     const user = await kit.data.user({ organization_id: organization.id, name: 'a_c' });

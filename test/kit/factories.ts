@@ -270,10 +270,10 @@ export class DataFactory {
   private async insert(table: string, values: Record<string, unknown>): Promise<number> {
     const columns = Object.keys(values);
     const mysql = this.dataSource.options.type === 'mysql';
-    // On SQLite the id comes back with the insert: a second statement on the shared connection
-    // could read another insert's id (factories called together, in one Promise.all).
+    // On SQLite the key (the rowid, whatever its column's name) comes back with the insert: a second
+    // statement on the shared connection could read another insert's (factories in one Promise.all).
     const result = await this.dataSource.query(
-      `INSERT INTO \`${table}\` (${columns.map((column) => `\`${column}\``).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${mysql ? '' : ' RETURNING id'}`,
+      `INSERT INTO \`${table}\` (${columns.map((column) => `\`${column}\``).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${mysql ? '' : ' RETURNING rowid AS id'}`,
       Object.values(values),
     );
     return Number(mysql ? result.insertId : result[0].id);
