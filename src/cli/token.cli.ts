@@ -21,34 +21,45 @@ as a SHA-256 hash. --expires-in takes a number and a unit: s, m, h, d or w (e.g.
 async function main(): Promise<void> {
   loadListingScopes();
   const [command, ...rest] = process.argv.slice(2);
-  const helpFlag = (word: string) => word === '--help' || word === '-h';
-  // As the other commands take it: `token -h`, `token create --help`.
-  if (!command || command === 'help' || helpFlag(command) || rest.some(helpFlag)) {
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
     console.log(usage());
     if (!command) throw new UsageError('a command is needed: create, list or revoke');
     return;
   }
-  switch (command) {
-    case 'create':
-      return create(rest);
-    case 'list':
-      return list(rest);
-    case 'revoke':
-      return revoke(rest);
-    default:
-      throw new UsageError(`unknown command "${command}"\n${usage()}`);
+  try {
+    switch (command) {
+      case 'create':
+        return await create(rest);
+      case 'list':
+        return await list(rest);
+      case 'revoke':
+        return await revoke(rest);
+      default:
+        throw new UsageError(`unknown command "${command}"\n${usage()}`);
+    }
+  } catch (error) {
+    if (!(error instanceof HelpAsked)) throw error;
+    console.log(usage());
   }
 }
 
+/** `--help` or `-h` among a command's options (not a value: `--name -h` stays a usage error). */
+class HelpAsked {}
+
 function parse(args: string[], options: ParseArgsConfig['options']) {
+  let parsed;
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true }) as {
-      values: Record<string, string | boolean | undefined>;
-      positionals: string[];
-    };
+    parsed = parseArgs({
+      args,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    }) as { values: Record<string, string | boolean | undefined>; positionals: string[] };
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n${usage()}`);
   }
+  if (parsed.values.help) throw new HelpAsked();
+  return parsed;
 }
 
 /** A command that takes no words but its options (a space in `--scopes a b` leaves one). */

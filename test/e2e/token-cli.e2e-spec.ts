@@ -135,6 +135,14 @@ describe('token CLI (npm run token)', () => {
       });
       expect(help.stdout).toMatch(/^usage:/);
     }
+    // A value, or a word after `--`, is not a request for help: no usage's last line taken for a token.
+    for (const name of [
+      ['--name', '-h'],
+      ['--name', 'a', '--', '-h'],
+    ]) {
+      const created = await cli('create', ...name, '--scopes', 'users:read');
+      expect({ name, code: created.code }).toEqual({ name, code: 2 });
+    }
   });
 
   it('lists tokens without revealing them, and revokes one', async () => {
