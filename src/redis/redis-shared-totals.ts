@@ -67,24 +67,33 @@ async function run(transaction: ChainableCommander): Promise<unknown[]> {
   return replies.map(([, reply]) => reply);
 }
 
-/** A published total as numbers again, its histogram's buckets and its marks too. */
+/**
+ * A published total as numbers again, its histogram's buckets and its marks too. A value of
+ * another shape (another version's, a damaged key) throws: the total is then counted locally.
+ */
 function fromJson(value: string): ListingTotal {
   const parsed = JSON.parse(value) as ListingTotal;
   const buckets = (list: Bucket[]) => list.map((bucket) => bucket.map(Number) as Bucket);
-  const total: ListingTotal = { total: Number(parsed.total), maxId: Number(parsed.maxId) };
-  if (parsed.countedAt !== undefined) total.countedAt = Number(parsed.countedAt);
+  const total: ListingTotal = { total: count(parsed.total), maxId: count(parsed.maxId) };
+  if (parsed.countedAt !== undefined) total.countedAt = count(parsed.countedAt);
   if (Array.isArray(parsed.buckets)) total.buckets = buckets(parsed.buckets);
   if (parsed.recent) {
     const { settledId, total: rows, buckets: recentBuckets } = parsed.recent;
-    total.recent = { settledId: Number(settledId), total: Number(rows) };
+    total.recent = { settledId: count(settledId), total: count(rows) };
     if (Array.isArray(recentBuckets)) total.recent.buckets = buckets(recentBuckets);
   }
   if (Array.isArray(parsed.marks)) {
     total.marks = parsed.marks.map(([rank, sortValue, id]): Mark => [
-      Number(rank),
-      sortValue,
-      Number(id),
+      count(rank),
+      String(sortValue),
+      count(id),
     ]);
   }
   return total;
+}
+
+/** A count, id or time a published total holds: a whole number, never negative. */
+function count(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  throw new Error(`a shared total holds ${JSON.stringify(value)} where a count belongs`);
 }

@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { eventually, startTestApp, TestApp, watchStatements } from '../kit';
 
 /** Redis of this machine (CI starts it); totals are keyed per database, so runs do not mix. */
@@ -117,5 +118,48 @@ describe('listing totals shared through Redis', () => {
     expect(response.headers['x-total-count']).toBe('7');
     expect(response.body.pagination.page_count).toBe(3);
     expect(response.body.data).toHaveLength(1);
+  });
+  it('counts by itself where a shared total is not one (another version, a damaged key)', async () => {
+    const prefix = `listing-totals-redis-${process.pid}-${Date.now()}:`;
+    const env = { REDIS_URL, COUNT_CACHE_TTL_MS: '60000', REDIS_KEY_PREFIX: prefix };
+    const redis = new Redis(REDIS_URL);
+    const path = '/v1/login_activities?success=false&limit=3&page=3';
+    const publisher = await startTestApp({ env, database: first.database });
+    try {
+      await publisher.http().get(path).set('Authorization', `Bearer ${token}`).expect(200);
+      const bases = await redis.keys(`${prefix}count:*:base`);
+      expect(bases.length).toBeGreaterThan(0);
+      for (const planted of [
+        '{"count":7}',
+        '{"total":-5,"maxId":0}',
+        '{"total":"7","maxId":"x"}',
+      ]) {
+        for (const base of bases) {
+          await redis.set(base, planted, 'PX', 60_000);
+          await redis.set(base.replace(/:base$/, ':fresh'), '1', 'PX', 60_000);
+        }
+        // A new instance: nothing of its own cached, it reads what Redis holds.
+        const reader = await startTestApp({ env, database: first.database });
+        try {
+          const response = await reader
+            .http()
+            .get(path)
+            .set('Authorization', `Bearer ${token}`)
+            .expect(200);
+          expect({ planted, total: response.headers['x-total-count'] }).toEqual({
+            planted,
+            total: '7',
+          });
+          expect(response.body.pagination.page_count).toBe(3);
+        } finally {
+          await reader.close();
+        }
+      }
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+      await publisher.close();
+    }
   });
 });
