@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   RateLimiterAbstract,
   RateLimiterMemory,
@@ -27,14 +27,16 @@ export interface RateLimitDecision {
  * The service's rate-limit counters: requests per token and rejected tokens per client IP.
  * In memory by default; in Redis when REDIS_URL is set, so that instances share one budget.
  *
- * If Redis cannot be reached, each instance falls back to its own in-memory counters (the
- * library's insurance limiter): the service stays up (fail-open on the shared budget) while still
+ * If Redis cannot be reached or refuses a call, each instance falls back to its own in-memory
+ * counters (`withFallback`): the service stays up (fail-open on the shared budget) while still
  * limiting every client per instance, and goes back to Redis once it answers again.
  */
 @Injectable()
 export class RateLimits {
-  private readonly requests?: RateLimiterAbstract;
-  private readonly authFailures: RateLimiterAbstract;
+  private readonly logger = new Logger(RateLimits.name);
+  private refusalLoggedAt = -Infinity;
+  private readonly requests?: Limiter;
+  private readonly authFailures: Limiter;
   readonly perMinute: number;
   readonly authFailuresPerMinute: number;
 
@@ -43,16 +45,20 @@ export class RateLimits {
     this.authFailuresPerMinute = config.rateLimit.authFailuresPerMinute;
     // Rejected tokens are limited whatever RATE_LIMIT_PER_MINUTE says, shared like the budgets.
     const redis = sharedRedis.client();
-    const limiter = (name: string, points: number): RateLimiterAbstract => {
+    const limiter = (name: string, points: number): Limiter => {
       const options = { points, duration: RATE_LIMIT_WINDOW_SECONDS };
       const keyPrefix = `${config.redisKeyPrefix}rate:${name}`;
-      if (!redis) return new RateLimiterMemory({ ...options, keyPrefix });
-      return new RateLimiterRedis({
+      const memory = new RateLimiterMemory({ ...options, keyPrefix });
+      if (!redis) return memory;
+      const shared = new RateLimiterRedis({
         ...options,
         keyPrefix,
         storeClient: redis,
         rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ ...options, keyPrefix }),
+      });
+      return withFallback(shared, memory, (error) => {
+        // Down, SharedRedis says so; up but refusing (out of memory, a key of another type), here.
+        if (redis.status === 'ready') this.refused(error);
       });
     };
     if (this.perMinute > 0) this.requests = limiter('requests', this.perMinute);
@@ -118,6 +124,15 @@ export class RateLimits {
     await this.authFailures.penalty(ip, 1);
   }
 
+  private refused(error: unknown): void {
+    const now = Date.now();
+    if (now - this.refusalLoggedAt < 30_000) return;
+    this.refusalLoggedAt = now;
+    this.logger.warn(
+      `Redis refused a rate-limit command: rate limits use per-instance counters: ${String(error)}`,
+    );
+  }
+
   private decision(result: RateLimiterRes, allowed: boolean): RateLimitDecision {
     return {
       allowed,
@@ -139,4 +154,41 @@ function pause(ms: number, stopped?: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     stopped?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** The calls the service makes of a limiter. */
+type Limiter = Pick<RateLimiterAbstract, 'consume' | 'reward' | 'get' | 'penalty'>;
+
+/**
+ * `shared`, or `fallback` for a call the store fails (not a refusal of the budget): each instance
+ * then limits on its own until Redis takes the calls again.
+ */
+function withFallback(
+  shared: Limiter,
+  fallback: Limiter,
+  failed: (error: unknown) => void,
+): Limiter {
+  const guarded =
+    <A extends unknown[], R>(call: (limiter: Limiter, ...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(shared, ...args);
+      } catch (error) {
+        if (error instanceof RateLimiterRes) throw error;
+        failed(error);
+        return call(fallback, ...args);
+      }
+    };
+  return {
+    consume: guarded((limiter, key: string | number, points?: number) =>
+      limiter.consume(key, points),
+    ),
+    reward: guarded((limiter, key: string | number, points?: number) =>
+      limiter.reward(key, points),
+    ),
+    get: guarded((limiter, key: string | number) => limiter.get(key)),
+    penalty: guarded((limiter, key: string | number, points?: number) =>
+      limiter.penalty(key, points),
+    ),
+  };
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Redis from 'ioredis';
 import request from 'supertest';
 import { ApiTokensRepository } from '../../src/auth/api-tokens.repository';
-import { generateToken } from '../../src/auth/token-format';
+import { generateToken, hashToken } from '../../src/auth/token-format';
 import { startTestApp, TcpProxy, TestApp } from '../kit';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -388,6 +389,32 @@ describe('rate limits per token (CONTRACT §6)', () => {
       expect(remainingOf((await call().expect(200)).headers['ratelimit'])).toBe(remaining);
     }
     await call().expect(429);
+  });
+
+  it('limits per instance, and logs it, when Redis answers but refuses the budget', async () => {
+    const prefix = `listing-test-refused-${process.pid}-${randomBytes(4).toString('hex')}:`;
+    const env = { RATE_LIMIT_PER_MINUTE: '3', REDIS_URL, REDIS_KEY_PREFIX: prefix };
+    const app = await startTestApp({ database: kit.database, env, captureLogs: true });
+    const redis = new Redis(REDIS_URL);
+    try {
+      const token = await app.token();
+      // A key of another type (or a Redis out of memory): each call of the budget fails.
+      await redis.hset(`${prefix}rate:requests:token:${hashToken(token)}`, 'other', 'type');
+      const call = () => app.http().get('/v1/users').set('Authorization', `Bearer ${token}`);
+      for (const remaining of [2, 1, 0]) {
+        expect(remainingOf((await call().expect(200)).headers['ratelimit'])).toBe(remaining);
+      }
+      await call().expect(429);
+      const refusals = app
+        .logs()
+        .filter((line) => String(line.msg).startsWith('Redis refused a rate-limit command'));
+      expect(refusals).toHaveLength(1);
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+      await app.close();
+    }
   });
 
   it('stops waiting for a Redis that hangs, within about a second', async () => {
