@@ -1,8 +1,27 @@
-import { createConnection } from 'mysql2/promise';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { createTestDatabase, startTestApp, TestApp, TestDatabase, testTarget } from '../kit';
 import { runTs } from '../kit/processes';
 
 const WAITING = 'waiting for another process to finish its migrations (up to 600 s)';
+
+/**
+ * Until `waiters` other connections ask for the lock named `prefix…` (on a busy machine a process
+ * can take longer than any fixed pause to start and reach it), then past their quiet first wait.
+ */
+async function untilWaiting(holder: Connection, prefix: string, waiters = 1): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const [rows] = await holder.query<RowDataPacket[]>(
+      `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST
+        WHERE ID <> CONNECTION_ID() AND INFO LIKE ?`,
+      [`%GET_LOCK(CONCAT('${prefix}%`],
+    );
+    if (Number(rows[0].n) >= waiters) break;
+    if (Date.now() > deadline) throw new Error(`fewer than ${waiters} waited for ${prefix}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+}
 
 /**
  * Several processes migrating one database at once, as instances started together with
@@ -64,7 +83,7 @@ describe('migrations applied by several processes at once', () => {
       await holder.query(`SELECT GET_LOCK(${lockName}, 0)`);
       const cli = runTs('src/cli/migrate.cli.ts', [], { DATABASE_URL: '', ...database.env });
       const app = startTestApp({ database, env: { DB_MIGRATIONS_RUN: 'true' }, captureLogs: true });
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await untilWaiting(holder, 'listing-migrations:', 2);
       const releasedAt = Date.now();
       await holder.end();
       const [run, started] = await Promise.all([cli, app]);
@@ -91,7 +110,7 @@ describe('migrations applied by several processes at once', () => {
       DATABASE_URL: '',
       ...database.env,
     });
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await untilWaiting(holder, 'listing-seed:');
     await holder.end();
     const run = await seed;
     expect(run).toMatchObject({
