@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   RateLimiterAbstract,
   RateLimiterMemory,
@@ -33,8 +33,6 @@ export interface RateLimitDecision {
  */
 @Injectable()
 export class RateLimits {
-  private readonly logger = new Logger(RateLimits.name);
-  private refusalLoggedAt = -Infinity;
   private readonly requests?: Limiter;
   private readonly authFailures: Limiter;
   readonly perMinute: number;
@@ -56,10 +54,12 @@ export class RateLimits {
         storeClient: redis,
         rejectIfRedisNotReady: true,
       });
-      return withFallback(shared, memory, (error) => {
-        // Down, SharedRedis says so; up but refusing (out of memory, a key of another type), here.
-        if (redis.status === 'ready') this.refused(error);
-      });
+      return withFallback(shared, memory, (error) =>
+        sharedRedis.noteRefusedCommand(
+          'rate-limit command: rate limits use per-instance counters',
+          error,
+        ),
+      );
     };
     if (this.perMinute > 0) this.requests = limiter('requests', this.perMinute);
     this.authFailures = limiter('auth-failures', this.authFailuresPerMinute);
@@ -122,15 +122,6 @@ export class RateLimits {
   /** Counts one rejected token of `ip`. */
   async recordAuthFailure(ip: string): Promise<void> {
     await this.authFailures.penalty(ip, 1);
-  }
-
-  private refused(error: unknown): void {
-    const now = Date.now();
-    if (now - this.refusalLoggedAt < 30_000) return;
-    this.refusalLoggedAt = now;
-    this.logger.warn(
-      `Redis refused a rate-limit command: rate limits use per-instance counters: ${String(error)}`,
-    );
   }
 
   private decision(result: RateLimiterRes, allowed: boolean): RateLimitDecision {

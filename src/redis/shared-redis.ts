@@ -33,6 +33,7 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
   private refusedRetry?: NodeJS.Timeout;
   private closed = false;
   private refusalLoggedAt = 0;
+  private commandRefusalLoggedAt = 0;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -124,6 +125,17 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
     this.refusedRetry = setTimeout(() => {
       if (!this.closed && redis?.status === 'end') redis.connect().catch(() => undefined);
     }, REFUSED_RETRY_MS).unref();
+  }
+
+  /**
+   * A command Redis refused while up (out of memory, a key of another type), and what its user
+   * does instead: said once per 30 s. A Redis that is down is said by the connection's errors.
+   */
+  noteRefusedCommand(what: string, error: unknown): void {
+    const now = Date.now();
+    if (this.connection?.status !== 'ready' || now - this.commandRefusalLoggedAt < 30_000) return;
+    this.commandRefusalLoggedAt = now;
+    this.logger.warn(`Redis refused a ${what}: ${String(error)}`);
   }
 
   private noteError(error: Error): void {
